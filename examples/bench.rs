@@ -1,0 +1,252 @@
+//! Headless benchmark: renders a scene from a fixed camera and reports, per pass, the
+//! median and spread of GPU time (timestamp queries through Bevy's render
+//! diagnostics), the visible splat and tile-pair counts and the GPU memory the plugin
+//! holds.
+//!
+//! ```text
+//! cargo run --release --example bench -- --angel-grid 9 [--frames 200] [--warmup 30]
+//!     [--json out.json] [--png out.png]
+//! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
+//! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
+//! ```
+//!
+//! The angel grid is K×K copies of `assets/angel.ply`, copy (i, j) at
+//! ((i − (K−1)/2)·1.8, 0, (j − (K−1)/2)·1.8), seen from (0, 0.5·G, −1.2·G) with
+//! G = 1.8·K, looking at the origin, 50° vertical field of view, 1920×1080.
+
+#[path = "render/headless.rs"]
+mod headless;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
+use bevy::prelude::*;
+use bevy::render::diagnostic::RenderDiagnosticsPlugin;
+use bevy_splat::asset::ply;
+use bevy_splat::cameras::InriaCamera;
+use bevy_splat::{GaussianSplats, SplatMemory, SplatStats};
+
+use headless::Headless;
+
+const STAGES: [&str; 7] = [
+    "preprocess",
+    "scan",
+    "duplicate",
+    "radix_sort",
+    "tile_range",
+    "tile_render",
+    "composite",
+];
+
+struct Args {
+    ply: PathBuf,
+    angel_grid: Option<u32>,
+    cameras: Option<PathBuf>,
+    camera_index: usize,
+    eye: Option<Vec3>,
+    target: Vec3,
+    fov_degrees: f32,
+    size: UVec2,
+    frames: usize,
+    warmup: usize,
+    json: Option<PathBuf>,
+    png: Option<PathBuf>,
+}
+
+fn parse_vec3(text: &str) -> Result<Vec3, String> {
+    let parts: Vec<f32> = text
+        .split(',')
+        .map(|p| p.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("not three numbers: {text:?}"))?;
+    match parts.as_slice() {
+        [x, y, z] => Ok(Vec3::new(*x, *y, *z)),
+        _ => Err(format!("not three numbers: {text:?}")),
+    }
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        ply: PathBuf::from("assets/angel.ply"),
+        angel_grid: None,
+        cameras: None,
+        camera_index: 0,
+        eye: None,
+        target: Vec3::ZERO,
+        fov_degrees: 50.0,
+        size: UVec2::new(1920, 1080),
+        frames: 200,
+        warmup: 30,
+        json: None,
+        png: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        let number = |v: String| v.parse::<u32>().map_err(|_| format!("{flag}: not a number: {v}"));
+        match flag.as_str() {
+            "--ply" => args.ply = value()?.into(),
+            "--angel-grid" => args.angel_grid = Some(number(value()?)?),
+            "--cameras" => args.cameras = Some(value()?.into()),
+            "--camera" => args.camera_index = number(value()?)? as usize,
+            "--eye" => args.eye = Some(parse_vec3(&value()?)?),
+            "--target" => args.target = parse_vec3(&value()?)?,
+            "--fov" => {
+                args.fov_degrees = value()?
+                    .parse()
+                    .map_err(|_| "--fov: not a number".to_string())?
+            }
+            "--width" => args.size.x = number(value()?)?,
+            "--height" => args.size.y = number(value()?)?,
+            "--frames" => args.frames = number(value()?)? as usize,
+            "--warmup" => args.warmup = number(value()?)? as usize,
+            "--json" => args.json = Some(value()?.into()),
+            "--png" => args.png = Some(value()?.into()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if args.frames == 0 {
+        return Err("--frames must be at least 1".into());
+    }
+    Ok(args)
+}
+
+/// Median and the 10th/90th percentiles of a sample, in the sample's unit.
+fn summary(values: &[f64]) -> (f64, f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+fn run() -> Result<(), String> {
+    let args = parse_args()?;
+    let bytes = std::fs::read(&args.ply).map_err(|e| format!("cannot read {}: {e}", args.ply.display()))?;
+    let splats = GaussianSplats::from(ply::decode(&bytes).map_err(|e| format!("{}: {e}", args.ply.display()))?);
+    let splat_count = splats.len();
+
+    let mut headless = Headless::with(|app| {
+        app.add_plugins(RenderDiagnosticsPlugin);
+    });
+    let handle = headless.add_splats(splats);
+
+    let (clouds, camera_transform, projection, size) = if let Some(k) = args.angel_grid {
+        let g = 1.8 * k as f32;
+        for i in 0..k {
+            for j in 0..k {
+                let offset = |n: u32| (n as f32 - (k as f32 - 1.0) / 2.0) * 1.8;
+                headless.spawn_cloud(handle.clone(), Transform::from_xyz(offset(i), 0.0, offset(j)));
+            }
+        }
+        let eye = Transform::from_xyz(0.0, 0.5 * g, -1.2 * g).looking_at(Vec3::ZERO, Vec3::Y);
+        (k * k, eye, perspective(args.fov_degrees, args.size), args.size)
+    } else if let Some(path) = &args.cameras {
+        let json = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let cameras = InriaCamera::parse_all(&json).map_err(|e| format!("{}: {e}", path.display()))?;
+        let camera = cameras
+            .get(args.camera_index)
+            .ok_or(format!("{} has no camera {}", path.display(), args.camera_index))?;
+        headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
+        (1, camera.transform(), camera.projection(0.01), UVec2::new(camera.width, camera.height))
+    } else {
+        let eye = args.eye.ok_or("give --angel-grid K, --cameras FILE or --eye X,Y,Z")?;
+        headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
+        let transform = Transform::from_translation(eye).looking_at(args.target, Vec3::Y);
+        (1, transform, perspective(args.fov_degrees, args.size), args.size)
+    };
+    let camera = headless.spawn_camera(camera_transform, projection, size, None);
+
+    // Warm up until the view's buffers have settled (no frame missing pairs).
+    headless.render(std::slice::from_ref(&camera))?;
+    for _ in 0..args.warmup {
+        headless.app.update();
+    }
+
+    let mut samples: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut last_seen: BTreeMap<&str, std::time::Instant> = BTreeMap::new();
+    let paths: Vec<(&str, DiagnosticPath)> = STAGES
+        .iter()
+        .map(|s| (*s, DiagnosticPath::new(format!("render/gaussian_splats/{s}/elapsed_gpu"))))
+        .chain([("total", DiagnosticPath::new("render/gaussian_splats/elapsed_gpu"))])
+        .collect();
+    let mut frames = 0;
+    while samples.get("total").map_or(0, Vec::len) < args.frames {
+        headless.app.update();
+        frames += 1;
+        if frames > args.frames * 4 + 100 {
+            return Err("GPU timings did not arrive: does the adapter support timestamp queries?".into());
+        }
+        let store = headless.app.world().resource::<DiagnosticsStore>();
+        for (name, path) in &paths {
+            let Some(m) = store.get(path).and_then(|d| d.measurement()) else { continue };
+            if last_seen.get(name) != Some(&m.time) {
+                last_seen.insert(name, m.time);
+                samples.entry(name).or_default().push(m.value);
+            }
+        }
+    }
+
+    let stats = headless.app.world().resource::<SplatStats>().get(camera.entity).unwrap_or_default();
+    let memory = headless.app.world().resource::<SplatMemory>().bytes();
+    let total_splats = splat_count as u64 * u64::from(clouds);
+
+    println!("scene: {} splats ({clouds} cloud(s)), {}×{}", total_splats, size.x, size.y);
+    println!("visible splats: {}, tile pairs: {}", stats.visible_splats, stats.tile_pairs);
+    println!(
+        "GPU memory held by the plugin: {:.1} MiB ({:.1} B per splat)",
+        memory as f64 / 1048576.0,
+        memory as f64 / total_splats as f64
+    );
+    println!("{:<12} {:>10} {:>10} {:>10}   (ms, {} frames)", "pass", "median", "p10", "p90", args.frames);
+    let mut json_passes = serde_json::Map::new();
+    for name in STAGES.iter().copied().chain(["total"]) {
+        let Some(values) = samples.get(name).filter(|v| !v.is_empty()) else { continue };
+        let (median, p10, p90) = summary(values);
+        println!("{name:<12} {median:>10.3} {p10:>10.3} {p90:>10.3}");
+        json_passes.insert(
+            name.to_string(),
+            serde_json::json!({ "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len() }),
+        );
+    }
+
+    if let Some(path) = &args.json {
+        let report = serde_json::json!({
+            "scene": { "splats": total_splats, "clouds": clouds, "width": size.x, "height": size.y,
+                       "angel_grid": args.angel_grid, "ply": args.ply },
+            "visible_splats": stats.visible_splats,
+            "tile_pairs": stats.tile_pairs,
+            "gpu_bytes": memory,
+            "bytes_per_splat": memory as f64 / total_splats as f64,
+            "passes": json_passes,
+        });
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.png {
+        let image = headless.read_back(&camera)?;
+        image::save_buffer(path, &image.rgb(), image.width, image.height, image::ExtendedColorType::Rgb8)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn perspective(fov_degrees: f32, size: UVec2) -> PerspectiveProjection {
+    PerspectiveProjection {
+        fov: fov_degrees.to_radians(),
+        aspect_ratio: size.x as f32 / size.y as f32,
+        near: 0.01,
+        ..default()
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The splat asset and the loaders that produce it.
+
+mod bounds;
+mod loader;
+pub mod ply;
+mod splats;
+
+pub use loader::{PlyLoader, SplatLoadError};
+pub use ply::SplatGeometry;
+pub use splats::GaussianSplats;

@@ -1,0 +1,97 @@
+use bevy::asset::Asset;
+use bevy::camera::primitives::Aabb;
+use bevy::reflect::TypePath;
+
+use super::bounds::splat_bounds;
+use super::ply::{DecodedSplats, SplatGeometry};
+
+/// A trained Gaussian splat scene on the CPU, laid out the way the GPU reads it.
+///
+/// Values are kept as the trainer stored them (log-scales, opacity logits, unnormalised
+/// quaternions): the GPU applies the activations, so that every splat, valid or not,
+/// goes through the same culling rules.
+#[derive(Asset, TypePath, Clone, Debug)]
+pub struct GaussianSplats {
+    geometry: Vec<SplatGeometry>,
+    sh: Vec<f32>,
+    sh_degree: u8,
+    bounds: Option<Aabb>,
+}
+
+impl GaussianSplats {
+    /// Builds a cloud from per-splat geometry and spherical-harmonic coefficients.
+    ///
+    /// `sh` holds `3 * (sh_degree + 1)²` floats per splat, coefficient-major
+    /// (`sh[i * stride + 3 * k + channel]`, `k = 0` being the DC term).
+    /// Returns `None` when the degree is above 3 or the lengths disagree.
+    pub fn new(geometry: Vec<SplatGeometry>, sh: Vec<f32>, sh_degree: u8) -> Option<Self> {
+        if sh_degree > 3 {
+            return None;
+        }
+        let stride = sh_stride(sh_degree);
+        if geometry.len().checked_mul(stride)? != sh.len() {
+            return None;
+        }
+        let bounds = splat_bounds(&geometry);
+        Some(Self {
+            geometry,
+            sh,
+            sh_degree,
+            bounds,
+        })
+    }
+
+    /// Number of splats.
+    pub fn len(&self) -> usize {
+        self.geometry.len()
+    }
+
+    /// `true` when the cloud holds no splat.
+    pub fn is_empty(&self) -> bool {
+        self.geometry.is_empty()
+    }
+
+    /// Spherical-harmonic degree, 0 to 3, as loaded.
+    pub fn sh_degree(&self) -> u8 {
+        self.sh_degree
+    }
+
+    /// Floats of SH data per splat: `3 * (degree + 1)²`.
+    pub fn sh_stride(&self) -> usize {
+        sh_stride(self.sh_degree)
+    }
+
+    /// Position, opacity logit, rotation and log-scale of every splat.
+    pub fn geometry(&self) -> &[SplatGeometry] {
+        &self.geometry
+    }
+
+    /// Spherical-harmonic coefficients, `sh_stride()` floats per splat.
+    pub fn sh(&self) -> &[f32] {
+        &self.sh
+    }
+
+    /// Box holding every finite splat out to three standard deviations, in the
+    /// cloud's own frame; `None` when no splat is finite.
+    pub fn bounds(&self) -> Option<Aabb> {
+        self.bounds
+    }
+}
+
+impl From<DecodedSplats> for GaussianSplats {
+    fn from(decoded: DecodedSplats) -> Self {
+        let bounds = splat_bounds(&decoded.geometry);
+        Self {
+            geometry: decoded.geometry,
+            sh: decoded.sh,
+            sh_degree: decoded.sh_degree,
+            bounds,
+        }
+    }
+}
+
+/// Floats of SH data per splat at `degree`.
+pub(crate) fn sh_stride(degree: u8) -> usize {
+    let coefficients = (degree as usize + 1) * (degree as usize + 1);
+    3 * coefficients
+}

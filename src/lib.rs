@@ -1,0 +1,48 @@
+//! bevy_splat renders trained 3D Gaussian Splatting scenes inside Bevy.
+//!
+//! Add [`GaussianSplatPlugin`], then spawn entities with a [`GaussianCloud`] that holds
+//! a handle to a `.ply` file loaded as [`GaussianSplats`]:
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use bevy_splat::{GaussianCloud, GaussianSplatPlugin};
+//!
+//! App::new()
+//!     .add_plugins((DefaultPlugins, GaussianSplatPlugin))
+//!     .add_systems(Startup, |mut commands: Commands, assets: Res<AssetServer>| {
+//!         commands.spawn(GaussianCloud(assets.load("angel.ply")));
+//!         commands.spawn((Camera3d::default(), Transform::from_xyz(0.0, 1.0, 4.0)));
+//!     })
+//!     .run();
+//! ```
+
+pub mod asset;
+pub mod cameras;
+mod cloud;
+pub mod render;
+
+use bevy::app::{App, Plugin, PostUpdate};
+use bevy::asset::AssetApp;
+use bevy::camera::visibility::VisibilitySystems;
+use bevy::ecs::schedule::IntoScheduleConfigs;
+
+pub use asset::{GaussianSplats, PlyLoader, SplatLoadError};
+pub use cloud::GaussianCloud;
+pub use render::{SplatComposite, SplatMemory, SplatStats, SplatViewStats};
+
+/// Registers the splat asset, its PLY loader, the [`GaussianCloud`] component and,
+/// where the app renders, the splat render pipeline.
+#[derive(Default)]
+pub struct GaussianSplatPlugin;
+
+impl Plugin for GaussianSplatPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_asset::<GaussianSplats>()
+            .init_asset_loader::<PlyLoader>()
+            .add_systems(
+                PostUpdate,
+                cloud::update_cloud_bounds.in_set(VisibilitySystems::CalculateBounds),
+            )
+            .add_plugins(render::SplatRenderPlugin);
+    }
+}

@@ -1,0 +1,68 @@
+//! duplicate: one (tile | depth key, splat) pair per tile each visible splat touches.
+
+use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
+
+use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::indirect::VISIBLE_DISPATCH_OFFSET;
+
+pub struct DuplicatePass {
+    layout: BindGroupLayout,
+    pipeline: ComputePipeline,
+}
+
+impl DuplicatePass {
+    pub fn new(device: &Device) -> Self {
+        let layout = layout(
+            device,
+            "splat duplicate",
+            &[
+                uniform(0, false),
+                storage(1, true),
+                storage(2, true),
+                storage(3, true),
+                storage(4, false),
+                storage(5, false),
+            ],
+        );
+        let module = shader_module(
+            device,
+            "splat duplicate",
+            include_str!("shaders/duplicate.wgsl"),
+        );
+        let pipeline = compute_pipeline(device, "splat duplicate", &layout, &module, "duplicate");
+        Self { layout, pipeline }
+    }
+
+    /// `tile_offsets` is the scanned tile counts; pairs go to `keys`/`values`.
+    pub fn bind_group(
+        &self,
+        device: &Device,
+        view_uniform: &Buffer,
+        projected: &Buffer,
+        tile_offsets: &Buffer,
+        counters: &Buffer,
+        keys: &Buffer,
+        values: &Buffer,
+    ) -> BindGroup {
+        bind_group(
+            device,
+            "splat duplicate",
+            &self.layout,
+            &[
+                view_uniform.as_entire_binding(),
+                projected.as_entire_binding(),
+                tile_offsets.as_entire_binding(),
+                counters.as_entire_binding(),
+                keys.as_entire_binding(),
+                values.as_entire_binding(),
+            ],
+        )
+    }
+
+    /// One thread per visible splat, sized on the GPU.
+    pub fn encode(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup, counters: &Buffer) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups_indirect(counters, VISIBLE_DISPATCH_OFFSET);
+    }
+}

@@ -1,0 +1,51 @@
+//! What the render world needs of each cloud and each splat camera.
+
+use bevy::asset::AssetId;
+use bevy::ecs::prelude::*;
+use bevy::ecs::query::QueryItem;
+use bevy::math::Affine3A;
+use bevy::render::extract_component::ExtractComponent;
+use bevy::render::sync_component::SyncComponent;
+use bevy::transform::components::GlobalTransform;
+
+use crate::asset::GaussianSplats;
+use crate::cloud::GaussianCloud;
+use crate::render::SplatComposite;
+
+/// A cloud as the render world sees it this frame.
+#[derive(Component, Clone, Debug)]
+pub struct ExtractedCloud {
+    pub asset: AssetId<GaussianSplats>,
+    pub world_from_cloud: Affine3A,
+}
+
+impl SyncComponent for GaussianCloud {
+    type Target = ExtractedCloud;
+}
+
+impl ExtractComponent for GaussianCloud {
+    type QueryData = (&'static GaussianCloud, &'static GlobalTransform);
+    type QueryFilter = ();
+    type Out = ExtractedCloud;
+
+    fn extract_component((cloud, transform): QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
+        Some(ExtractedCloud {
+            asset: cloud.0.id(),
+            world_from_cloud: transform.affine(),
+        })
+    }
+}
+
+impl SyncComponent for SplatComposite {
+    type Target = SplatComposite;
+}
+
+impl ExtractComponent for SplatComposite {
+    type QueryData = &'static SplatComposite;
+    type QueryFilter = ();
+    type Out = SplatComposite;
+
+    fn extract_component(composite: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
+        Some(*composite)
+    }
+}

@@ -1,0 +1,145 @@
+//! Small helpers for building the compute passes on plain wgpu.
+
+use wgpu::{
+    BindGroup, BindGroupLayout, Buffer, BindGroupLayoutEntry, BindingType, BufferBindingType, ComputePipeline,
+    Device, ShaderStages,
+};
+
+/// The shared WGSL every pass is compiled with (structs and the tile test).
+pub const COMMON_WGSL: &str = include_str!("shaders/common.wgsl");
+
+/// Threads per workgroup of the one-dimensional passes.
+pub const WORKGROUP_SIZE: u32 = 256;
+
+/// The most workgroups a dispatch may have in one dimension.
+pub const MAX_GROUPS_PER_DIMENSION: u32 = 65_535;
+
+/// Compiles `COMMON_WGSL` followed by `source` as one module.
+pub fn shader_module(device: &Device, label: &str, source: &str) -> wgpu::ShaderModule {
+    let text = format!("{COMMON_WGSL}\n{source}");
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(text.into()),
+    })
+}
+
+/// A compute pipeline with one bind group.
+pub fn compute_pipeline(
+    device: &Device,
+    label: &str,
+    layout: &BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry_point: &str,
+) -> ComputePipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pipeline_layout),
+        module,
+        entry_point: Some(entry_point),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// A storage buffer visible to compute shaders.
+pub fn storage(binding: u32, read_only: bool) -> BindGroupLayoutEntry {
+    BindGroupLayoutEntry {
+        binding,
+        visibility: ShaderStages::COMPUTE,
+        ty: BindingType::Buffer {
+            ty: BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// A uniform buffer visible to compute shaders.
+pub fn uniform(binding: u32, dynamic: bool) -> BindGroupLayoutEntry {
+    BindGroupLayoutEntry {
+        binding,
+        visibility: ShaderStages::COMPUTE,
+        ty: BindingType::Buffer {
+            ty: BufferBindingType::Uniform,
+            has_dynamic_offset: dynamic,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+/// A bind group whose entries are `resources` at bindings 0, 1, 2, ...
+pub fn bind_group(
+    device: &Device,
+    label: &str,
+    layout: &BindGroupLayout,
+    resources: &[wgpu::BindingResource<'_>],
+) -> BindGroup {
+    let entries: Vec<_> = resources
+        .iter()
+        .enumerate()
+        .map(|(binding, resource)| wgpu::BindGroupEntry {
+            binding: binding as u32,
+            resource: resource.clone(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}
+
+/// A bind group layout for compute shaders with `entries`.
+pub fn layout(device: &Device, label: &str, entries: &[BindGroupLayoutEntry]) -> BindGroupLayout {
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries,
+    })
+}
+
+/// `size` bytes of `buffer` from `offset`, as a binding.
+pub fn slice(buffer: &Buffer, offset: u64, size: u64) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer,
+        offset,
+        size: wgpu::BufferSize::new(size),
+    })
+}
+
+/// Workgroups for `threads` threads of `WORKGROUP_SIZE`, as a grid that respects the
+/// per-dimension limit: (x, y) with x ≤ 65,535. Kernels rebuild the linear index as
+/// `gid.x + gid.y · x · WORKGROUP_SIZE`.
+pub fn grid_for(threads: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(WORKGROUP_SIZE);
+    if groups <= MAX_GROUPS_PER_DIMENSION {
+        (groups, 1)
+    } else {
+        (
+            MAX_GROUPS_PER_DIMENSION,
+            groups.div_ceil(MAX_GROUPS_PER_DIMENSION),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_stay_within_the_dimension_limit() {
+        assert_eq!(grid_for(0), (0, 1));
+        assert_eq!(grid_for(1), (1, 1));
+        assert_eq!(grid_for(256 * 65_535), (65_535, 1));
+        assert_eq!(grid_for(256 * 65_535 + 1), (65_535, 2));
+        let (x, y) = grid_for(u32::MAX);
+        assert!(x <= MAX_GROUPS_PER_DIMENSION && y <= MAX_GROUPS_PER_DIMENSION);
+        assert!(u64::from(x) * u64::from(y) * 256 >= u64::from(u32::MAX));
+    }
+}

@@ -1,0 +1,120 @@
+//! The splat passes of one camera, recorded in its Core3d schedule between the opaque
+//! and the transparent passes.
+//!
+//! Each stage gets its own compute pass so that, with Bevy's `RenderDiagnosticsPlugin`,
+//! every stage reports its GPU time as `render/gaussian_splats/<stage>/elapsed_gpu`.
+
+use bevy::ecs::prelude::*;
+use bevy::render::diagnostic::RecordDiagnostics;
+use bevy::render::renderer::{RenderContext, ViewQuery};
+use bevy::render::view::ViewTarget;
+use wgpu::{CommandEncoder, ComputePass};
+
+use super::SplatPipelines;
+use super::prepare::SplatViews;
+
+/// The name of the whole splat span in Bevy's render diagnostics.
+pub const DIAGNOSTIC_SPAN: &str = "gaussian_splats";
+
+/// The stages, in frame order, as named in the diagnostics.
+pub const STAGES: [&str; 7] = [
+    "preprocess",
+    "scan",
+    "duplicate",
+    "radix_sort",
+    "tile_range",
+    "tile_render",
+    "composite",
+];
+
+fn stage<D: RecordDiagnostics>(
+    encoder: &mut CommandEncoder,
+    diagnostics: &D,
+    name: &'static str,
+    record: impl FnOnce(&mut ComputePass<'_>),
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(name),
+        timestamp_writes: None,
+    });
+    let span = diagnostics.pass_span(&mut pass, name);
+    record(&mut pass);
+    span.end(&mut pass);
+}
+
+pub fn splat_pass(
+    view: ViewQuery<&ViewTarget>,
+    splat_views: Res<SplatViews>,
+    pipelines: Option<Res<SplatPipelines>>,
+    mut ctx: RenderContext,
+) {
+    let entity = view.entity();
+    let target = view.into_inner();
+    let (Some(pipelines), Some(state)) = (pipelines, splat_views.get(entity)) else {
+        return;
+    };
+    let Some(frame) = &state.frame else {
+        return;
+    };
+    let buffers = &state.buffers;
+    let diagnostics = ctx.diagnostic_recorder();
+    let diagnostics = diagnostics.as_deref();
+    let encoder = ctx.command_encoder();
+    let span = diagnostics.time_span(encoder, DIAGNOSTIC_SPAN);
+
+    encoder.clear_buffer(&buffers.counters, 0, None);
+    encoder.clear_buffer(&buffers.ranges, 0, None);
+    stage(encoder, &diagnostics, STAGES[0], |pass| {
+        for (bind_group, offset, count) in &frame.preprocess {
+            pipelines.preprocess.encode(pass, bind_group, *offset, *count);
+        }
+        pipelines.indirect.encode_visible(pass, &frame.indirect);
+    });
+    stage(encoder, &diagnostics, STAGES[1], |pass| {
+        pipelines.scan.encode(pass, &buffers.scan);
+        pipelines.indirect.encode_pairs(pass, &frame.indirect);
+    });
+    stage(encoder, &diagnostics, STAGES[2], |pass| {
+        pipelines
+            .duplicate
+            .encode(pass, &frame.duplicate, &buffers.counters);
+    });
+    let mut sorted = 0;
+    stage(encoder, &diagnostics, STAGES[3], |pass| {
+        sorted = pipelines.sort.encode(pass, &buffers.sort, frame.key_bits);
+    });
+    stage(encoder, &diagnostics, STAGES[4], |pass| {
+        pipelines
+            .tile_range
+            .encode(pass, &frame.tile_range[sorted], &buffers.counters);
+    });
+    stage(encoder, &diagnostics, STAGES[5], |pass| {
+        pipelines.tile_render.encode(
+            pass,
+            &frame.tile_render[sorted],
+            frame.multisampled_depth,
+            (frame.tiles.x, frame.tiles.y),
+        );
+    });
+    buffers.readback.copy(encoder, &buffers.counters);
+
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some(STAGES[6]),
+            color_attachments: &[Some(target.get_color_attachment())],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        let pass_span = diagnostics.pass_span(&mut pass, STAGES[6]);
+        let origin = frame.viewport_origin.as_vec2();
+        let size = frame.viewport_size.as_vec2();
+        pass.set_viewport(origin.x, origin.y, size.x, size.y, 0.0, 1.0);
+        pipelines
+            .composite
+            .encode(&mut pass, &frame.composite_pipeline, &frame.composite);
+        pass_span.end(&mut pass);
+    }
+    span.end(encoder);
+}

@@ -1,0 +1,426 @@
+//! Stable LSD radix sort of (key, value) pairs on the GPU, for a pair count that only
+//! the GPU knows.
+//!
+//! A key is 64 bits stored as `vec2<u32>` (x = low word, y = high word); a value is a
+//! `u32`. The sort takes [`RADIX_BITS`] bits per pass, as many passes as the caller's
+//! `key_bits` needs, low word first. Each pass is three steps over blocks of
+//! [`SORT_BLOCK`] pairs:
+//!
+//! 1. `count`: every block's digit histogram, stored digit-major;
+//! 2. an exclusive [prefix scan](super::scan) of those histograms, which gives every
+//!    (digit, block) its first output slot;
+//! 3. `scatter`: every pair goes to its slot plus its rank among the earlier pairs of
+//!    its block with the same digit (found with per-digit thread masks in workgroup
+//!    memory, no subgroup operations), so the pass is stable.
+//!
+//! A one-thread `setup` kernel turns n into dispatch arguments first (2-D grids, so no
+//! dispatch exceeds the per-dimension workgroup limit).
+//!
+//! Limit: `keys[i]` is bound whole, so `capacity * 8` bytes must fit
+//! `max_storage_buffer_binding_size` (128 MiB on lavapipe: 16M pairs; 2 GiB on big
+//! GPUs); the caller chunks above it.
+
+use std::num::NonZeroU64;
+
+use super::scan::{
+    PrefixScan, ScanBuffers, buffer_entry, compute_pipeline, shader_module, storage_entry,
+    word_binding,
+};
+
+/// Threads per workgroup of the count and scatter kernels.
+pub const SORT_WORKGROUP_SIZE: u32 = 256;
+/// Pairs per thread of the count and scatter kernels.
+pub const SORT_ITEMS_PER_THREAD: u32 = 8;
+/// Pairs handled by one workgroup.
+pub const SORT_BLOCK: u32 = SORT_WORKGROUP_SIZE * SORT_ITEMS_PER_THREAD;
+/// Key bits sorted per pass.
+pub const RADIX_BITS: u32 = 8;
+const RADIX: u32 = 1 << RADIX_BITS;
+/// Threads raking a workgroup scan of the digit counts (`RAKE * RAKE == RADIX`).
+const RAKE: u32 = 16;
+const _: () = assert!(RAKE * RAKE == RADIX);
+// The kernels let thread t own digit t.
+const _: () = assert!(RADIX == SORT_WORKGROUP_SIZE && SORT_WORKGROUP_SIZE.is_multiple_of(32));
+
+/// Most passes: 64 key bits.
+const MAX_PASSES: u32 = 64u32.div_ceil(RADIX_BITS);
+/// Stride of the per-pass parameters (a multiple of every allowed
+/// `min_uniform_buffer_offset_alignment`). Entry `pass * RADIX_BITS + bits - 1` holds
+/// the parameters of pass `pass` taking `bits` bits.
+const PARAMS_STRIDE: u64 = 256;
+/// Words of the sort state, see `radix_sort_setup.wgsl`.
+const STATE_WORDS: usize = 16;
+const STATE_ARGS_OFFSET: u64 = 6 * 4;
+const STATE_HIST_LEN_OFFSET: u64 = 9 * 4;
+const STATE_HIST_TOTAL_OFFSET: u64 = 10 * 4;
+
+const SETUP_SHADER: &str = include_str!("shaders/radix_sort_setup.wgsl");
+const SORT_SHADER: &str = include_str!("shaders/radix_sort.wgsl");
+
+/// The pipelines of the radix sort (and of the prefix scan it uses); create once per
+/// device.
+pub struct RadixSort {
+    scan: PrefixScan,
+    setup_layout: wgpu::BindGroupLayout,
+    count_layout: wgpu::BindGroupLayout,
+    scatter_layout: wgpu::BindGroupLayout,
+    setup: wgpu::ComputePipeline,
+    count: wgpu::ComputePipeline,
+    scatter: wgpu::ComputePipeline,
+}
+
+/// Ping-pong key/value buffers of one sort, its block histograms, indirect dispatch
+/// arguments and bind groups.
+pub struct SortBuffers {
+    /// `keys[0]` is the input the caller fills; the sorted keys end in the buffer
+    /// whose index [`RadixSort::encode`] returns. `vec2<u32>` per key, low word first.
+    pub keys: [wgpu::Buffer; 2],
+    /// `values[0]` is the input the caller fills, like `keys`.
+    pub values: [wgpu::Buffer; 2],
+    capacity: u32,
+    state: wgpu::Buffer,
+    params: wgpu::Buffer,
+    hist: wgpu::Buffer,
+    hist_scan: ScanBuffers,
+    setup_group: wgpu::BindGroup,
+    /// Indexed by the pass's source buffer (0 or 1).
+    count_groups: [wgpu::BindGroup; 2],
+    scatter_groups: [wgpu::BindGroup; 2],
+}
+
+impl RadixSort {
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self::with_max_workgroups_per_dimension(
+            device,
+            device.limits().max_compute_workgroups_per_dimension,
+        )
+    }
+
+    /// Like [`RadixSort::new`], with the dispatches' grids limited to `max_groups_x`
+    /// workgroups along x (more rows instead). Tests use a small limit to exercise the
+    /// 2-D grid path without 65,536 workgroups' worth of data.
+    pub fn with_max_workgroups_per_dimension(device: &wgpu::Device, max_groups_x: u32) -> Self {
+        let max_groups_x = max_groups_x.max(1);
+        let scan = PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x);
+        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("radix sort setup"),
+            entries: &[storage_entry(0, true), storage_entry(1, false)],
+        });
+        let params_entry = wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: NonZeroU64::new(16),
+            },
+            count: None,
+        };
+        let count_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("radix sort count"),
+            entries: &[
+                params_entry,
+                storage_entry(1, true),
+                storage_entry(2, true),
+                storage_entry(3, false),
+            ],
+        });
+        let scatter_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("radix sort scatter"),
+            entries: &[
+                params_entry,
+                storage_entry(1, true),
+                storage_entry(2, true),
+                storage_entry(3, false),
+                storage_entry(4, true),
+                storage_entry(5, false),
+                storage_entry(6, false),
+            ],
+        });
+
+        let setup_module = shader_module(
+            device,
+            "radix sort setup",
+            &format!(
+                "const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
+                 const MAX_GROUPS_X: u32 = {max_groups_x}u;\n"
+            ),
+            SETUP_SHADER,
+        );
+        let sort_module = shader_module(
+            device,
+            "radix sort",
+            &format!(
+                "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
+                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\nconst RAKE: u32 = {RAKE}u;\n"
+            ),
+            SORT_SHADER,
+        );
+        let setup = compute_pipeline(
+            device,
+            "radix sort setup",
+            &setup_layout,
+            &setup_module,
+            "setup",
+        );
+        let count = compute_pipeline(
+            device,
+            "radix sort count",
+            &count_layout,
+            &sort_module,
+            "count",
+        );
+        let scatter = compute_pipeline(
+            device,
+            "radix sort scatter",
+            &scatter_layout,
+            &sort_module,
+            "scatter",
+        );
+        Self {
+            scan,
+            setup_layout,
+            count_layout,
+            scatter_layout,
+            setup,
+            count,
+            scatter,
+        }
+    }
+
+    /// Records the sort into an open compute pass: sorts pairs `0..n` by the low
+    /// `key_bits` bits of the key (1..=64; higher bits are ignored), stable (equal keys
+    /// keep their input order). Runs `ceil(key_bits / 8)` passes and returns the index
+    /// (0 or 1) of the `keys`/`values` buffers that hold the sorted pairs. The other
+    /// buffers' contents are clobbered; slots past n are not written.
+    /// `key_bits == 0` records nothing and returns 0.
+    pub fn encode(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        buffers: &SortBuffers,
+        key_bits: u32,
+    ) -> usize {
+        self.encode_inner(pass, buffers, key_bits, None)
+    }
+
+    /// [`RadixSort::encode`] with timestamps for profiling: query 0 before the sort,
+    /// then for every pass `p` queries `3p + 1`, `3p + 2`, `3p + 3` after its count,
+    /// scan and scatter steps (25 queries for 64 bits). Needs
+    /// `Features::TIMESTAMP_QUERY_INSIDE_PASSES`.
+    pub fn encode_profiled(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        buffers: &SortBuffers,
+        key_bits: u32,
+        timestamps: &wgpu::QuerySet,
+    ) -> usize {
+        self.encode_inner(pass, buffers, key_bits, Some(timestamps))
+    }
+
+    fn encode_inner(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        buffers: &SortBuffers,
+        key_bits: u32,
+        timestamps: Option<&wgpu::QuerySet>,
+    ) -> usize {
+        let key_bits = key_bits.min(64);
+        let passes = key_bits.div_ceil(RADIX_BITS);
+        if passes == 0 {
+            return 0;
+        }
+        let stamp = |pass: &mut wgpu::ComputePass<'_>, index: u32| {
+            if let Some(queries) = timestamps {
+                pass.write_timestamp(queries, index);
+            }
+        };
+        pass.push_debug_group("radix sort");
+        stamp(pass, 0);
+        pass.set_pipeline(&self.setup);
+        pass.set_bind_group(0, &buffers.setup_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+        self.scan.encode_setup(pass, &buffers.hist_scan);
+        for p in 0..passes {
+            let bits = (key_bits - p * RADIX_BITS).min(RADIX_BITS);
+            let params_offset = (u64::from(p * RADIX_BITS + bits - 1) * PARAMS_STRIDE) as u32;
+            let src = (p % 2) as usize;
+            pass.set_pipeline(&self.count);
+            pass.set_bind_group(0, &buffers.count_groups[src], &[params_offset]);
+            pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
+            stamp(pass, 3 * p + 1);
+            self.scan.encode_levels(pass, &buffers.hist_scan);
+            stamp(pass, 3 * p + 2);
+            pass.set_pipeline(&self.scatter);
+            pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset]);
+            pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
+            stamp(pass, 3 * p + 3);
+        }
+        pass.pop_debug_group();
+        (passes % 2) as usize
+    }
+}
+
+impl SortBuffers {
+    /// Ping-pong buffers for up to `capacity` pairs (`keys[0]`/`values[0]` are the
+    /// input the caller fills; usage `STORAGE | COPY_SRC | COPY_DST`). `count` holds n
+    /// as a u32 at byte offset `count_offset` (a multiple of 4); a larger n than
+    /// `capacity` is clamped to it.
+    ///
+    /// `capacity * 8` bytes must not exceed `max_storage_buffer_binding_size` (checked
+    /// by the caller; wgpu reports a validation error otherwise).
+    pub fn new(
+        device: &wgpu::Device,
+        sort: &RadixSort,
+        capacity: u32,
+        count: &wgpu::Buffer,
+        count_offset: u64,
+    ) -> Self {
+        let usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        let make = |label: &str, bytes_per_item: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: u64::from(capacity.max(1)) * bytes_per_item,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let keys = [make("radix sort keys 0", 8), make("radix sort keys 1", 8)];
+        let values = [
+            make("radix sort values 0", 4),
+            make("radix sort values 1", 4),
+        ];
+
+        let (count_binding, count_index) = word_binding(count, count_offset);
+        let mut init = [0u32; STATE_WORDS];
+        init[0] = count_index;
+        init[1] = capacity;
+        let state = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("radix sort state"),
+            size: (STATE_WORDS * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+            mapped_at_creation: true,
+        });
+        state
+            .slice(..)
+            .get_mapped_range_mut()
+            .copy_from_slice(bytemuck::cast_slice(&init));
+        state.unmap();
+
+        // Parameters of every (pass, digit width): which word, shift and mask.
+        let entries = (MAX_PASSES * RADIX_BITS) as usize;
+        let mut params = vec![0u32; entries * PARAMS_STRIDE as usize / 4];
+        for p in 0..MAX_PASSES {
+            for bits in 1..=RADIX_BITS {
+                let at = (p * RADIX_BITS + bits - 1) as usize * PARAMS_STRIDE as usize / 4;
+                let first_bit = p * RADIX_BITS;
+                params[at] = first_bit / 32;
+                params[at + 1] = first_bit % 32;
+                params[at + 2] = (1u32 << bits) - 1;
+            }
+        }
+        let params_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("radix sort pass params"),
+            size: (params.len() * 4) as u64,
+            usage: wgpu::BufferUsages::UNIFORM,
+            mapped_at_creation: true,
+        });
+        params_buffer
+            .slice(..)
+            .get_mapped_range_mut()
+            .copy_from_slice(bytemuck::cast_slice(&params));
+        params_buffer.unmap();
+
+        let hist_capacity = capacity.div_ceil(SORT_BLOCK) * RADIX;
+        let hist = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("radix sort block histograms"),
+            size: u64::from(hist_capacity.max(1)) * 4,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
+        let hist_scan = ScanBuffers::new(
+            device,
+            &sort.scan,
+            hist_capacity,
+            &hist,
+            &state,
+            STATE_HIST_LEN_OFFSET,
+            &state,
+            STATE_HIST_TOTAL_OFFSET,
+        );
+
+        let setup_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("radix sort setup"),
+            layout: &sort.setup_layout,
+            entries: &[
+                buffer_entry(0, count_binding),
+                buffer_entry(1, state.as_entire_buffer_binding()),
+            ],
+        });
+        let params_binding = wgpu::BufferBinding {
+            buffer: &params_buffer,
+            offset: 0,
+            size: NonZeroU64::new(16),
+        };
+        let count_groups = [0, 1].map(|src| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("radix sort count"),
+                layout: &sort.count_layout,
+                entries: &[
+                    buffer_entry(0, params_binding.clone()),
+                    buffer_entry(1, state.as_entire_buffer_binding()),
+                    buffer_entry(2, keys[src].as_entire_buffer_binding()),
+                    buffer_entry(3, hist.as_entire_buffer_binding()),
+                ],
+            })
+        });
+        let scatter_groups = [0, 1].map(|src| {
+            let dst = 1 - src;
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("radix sort scatter"),
+                layout: &sort.scatter_layout,
+                entries: &[
+                    buffer_entry(0, params_binding.clone()),
+                    buffer_entry(1, state.as_entire_buffer_binding()),
+                    buffer_entry(2, keys[src].as_entire_buffer_binding()),
+                    buffer_entry(3, hist.as_entire_buffer_binding()),
+                    buffer_entry(4, values[src].as_entire_buffer_binding()),
+                    buffer_entry(5, keys[dst].as_entire_buffer_binding()),
+                    buffer_entry(6, values[dst].as_entire_buffer_binding()),
+                ],
+            })
+        });
+
+        Self {
+            keys,
+            values,
+            capacity,
+            state,
+            params: params_buffer,
+            hist,
+            hist_scan,
+            setup_group,
+            count_groups,
+            scatter_groups,
+        }
+    }
+
+    /// Most pairs one sort handles.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Bytes of GPU memory these buffers hold (for memory reports).
+    pub fn gpu_bytes(&self) -> u64 {
+        self.keys
+            .iter()
+            .chain(&self.values)
+            .map(wgpu::Buffer::size)
+            .sum::<u64>()
+            + self.state.size()
+            + self.params.size()
+            + self.hist.size()
+            + self.hist_scan.gpu_bytes()
+    }
+}

@@ -1,0 +1,407 @@
+//! Exclusive prefix sum of `u32` values on the GPU, in place, for a count that only the
+//! GPU knows.
+//!
+//! The scan is hierarchical (reduce-then-scan): level 0 is the values, level `k + 1`
+//! holds one sum per block of [`SCAN_BLOCK`] values of level `k`, up to a top level
+//! that fits in one block. Per frame:
+//!
+//! 1. `setup` (one thread) reads n and writes each level's count and indirect
+//!    dispatch arguments (2-D grids, so no dispatch exceeds the per-dimension limit);
+//! 2. `reduce` for every level below the top, bottom up;
+//! 3. `top`: one workgroup scans the top level and writes the grand total;
+//! 4. `downsweep` for every level below the top, top down: each block scans its
+//!    values and adds its offset from the level above.
+//!
+//! Level 0 is read twice and written once. The hierarchy depth follows the capacity
+//! (two levels up to 1M values, three up to 1G).
+
+use std::num::NonZeroU64;
+
+/// Threads per workgroup of the scan kernels.
+pub const SCAN_WORKGROUP_SIZE: u32 = 256;
+/// Values per thread.
+pub const SCAN_ITEMS_PER_THREAD: u32 = 4;
+/// Values scanned by one workgroup.
+pub const SCAN_BLOCK: u32 = SCAN_WORKGROUP_SIZE * SCAN_ITEMS_PER_THREAD;
+/// Threads raking the per-thread sums (`RAKE * RAKE == SCAN_WORKGROUP_SIZE`).
+const RAKE: u32 = 16;
+const _: () = assert!(RAKE * RAKE == SCAN_WORKGROUP_SIZE);
+
+/// Size of one record of a state buffer. 256 bytes is a multiple of every allowed
+/// `min_storage_buffer_offset_alignment`, so records can be bound on their own.
+pub(crate) const RECORD_BYTES: u64 = 256;
+/// Byte offset, inside a level's record, of its indirect dispatch arguments.
+const ARGS_IN_RECORD: u64 = 4;
+
+const SETUP_SHADER: &str = include_str!("shaders/scan_setup.wgsl");
+const SCAN_SHADER: &str = include_str!("shaders/scan.wgsl");
+
+/// The pipelines of the prefix scan; create once per device.
+pub struct PrefixScan {
+    setup_layout: wgpu::BindGroupLayout,
+    level_layout: wgpu::BindGroupLayout,
+    top_layout: wgpu::BindGroupLayout,
+    setup: wgpu::ComputePipeline,
+    reduce: wgpu::ComputePipeline,
+    top: wgpu::ComputePipeline,
+    downsweep: wgpu::ComputePipeline,
+}
+
+/// Per-use buffers of a scan: the block sums of every level, the indirect dispatch
+/// arguments, and the bind groups over the caller's buffers.
+pub struct ScanBuffers {
+    capacity: u32,
+    state: wgpu::Buffer,
+    /// Levels 1.. (level 0 is the caller's values).
+    levels: Vec<wgpu::Buffer>,
+    setup_group: wgpu::BindGroup,
+    /// One per level below the top, bottom up.
+    level_groups: Vec<wgpu::BindGroup>,
+    top_group: wgpu::BindGroup,
+}
+
+impl PrefixScan {
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self::with_max_workgroups_per_dimension(
+            device,
+            device.limits().max_compute_workgroups_per_dimension,
+        )
+    }
+
+    /// Like [`PrefixScan::new`], with the dispatches' grids limited to `max_groups_x`
+    /// workgroups along x (more rows instead). Tests use a small limit to exercise the
+    /// 2-D grid path without 65,536 workgroups' worth of data.
+    pub fn with_max_workgroups_per_dimension(device: &wgpu::Device, max_groups_x: u32) -> Self {
+        let max_groups_x = max_groups_x.max(1);
+        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("prefix scan setup"),
+            entries: &[storage_entry(0, true), storage_entry(1, false)],
+        });
+        let level_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("prefix scan level"),
+            entries: &[
+                storage_entry(0, false),
+                storage_entry(1, false),
+                storage_entry(2, true),
+            ],
+        });
+        let top_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("prefix scan top"),
+            entries: &[
+                storage_entry(0, false),
+                storage_entry(2, true),
+                storage_entry(3, false),
+            ],
+        });
+
+        let setup_module = shader_module(
+            device,
+            "prefix scan setup",
+            &format!(
+                "const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;\nconst MAX_GROUPS_X: u32 = {max_groups_x}u;\n"
+            ),
+            SETUP_SHADER,
+        );
+        let scan_module = shader_module(
+            device,
+            "prefix scan",
+            &format!(
+                "const WG: u32 = {SCAN_WORKGROUP_SIZE}u;\nconst SCAN_ITEMS: u32 = {SCAN_ITEMS_PER_THREAD}u;\n\
+                 const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;\nconst RAKE: u32 = {RAKE}u;\n"
+            ),
+            SCAN_SHADER,
+        );
+        let setup = compute_pipeline(
+            device,
+            "prefix scan setup",
+            &setup_layout,
+            &setup_module,
+            "setup",
+        );
+        let reduce = compute_pipeline(
+            device,
+            "prefix scan reduce",
+            &level_layout,
+            &scan_module,
+            "reduce",
+        );
+        let top = compute_pipeline(device, "prefix scan top", &top_layout, &scan_module, "top");
+        let downsweep = compute_pipeline(
+            device,
+            "prefix scan downsweep",
+            &level_layout,
+            &scan_module,
+            "downsweep",
+        );
+        Self {
+            setup_layout,
+            level_layout,
+            top_layout,
+            setup,
+            reduce,
+            top,
+            downsweep,
+        }
+    }
+
+    /// Records the scan into an open compute pass. `values[0..n]` becomes its
+    /// exclusive prefix sum (wrapping on overflow); `values[n..]` is left untouched, and
+    /// the sum of the n inputs is written to the `total` slot.
+    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &ScanBuffers) {
+        pass.push_debug_group("prefix scan");
+        self.encode_setup(pass, buffers);
+        self.encode_levels(pass, buffers);
+        pass.pop_debug_group();
+    }
+
+    /// The setup kernel alone: reads n and writes the dispatch arguments.
+    pub(crate) fn encode_setup(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &ScanBuffers) {
+        pass.set_pipeline(&self.setup);
+        pass.set_bind_group(0, &buffers.setup_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+
+    /// The scan proper, using the dispatch arguments of the last setup. The radix sort
+    /// runs setup once and this once per digit pass.
+    pub(crate) fn encode_levels(&self, pass: &mut wgpu::ComputePass<'_>, buffers: &ScanBuffers) {
+        let below_top = buffers.level_groups.len();
+        pass.set_pipeline(&self.reduce);
+        for (k, group) in buffers.level_groups.iter().enumerate() {
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups_indirect(&buffers.state, level_args_offset(k));
+        }
+        pass.set_pipeline(&self.top);
+        pass.set_bind_group(0, &buffers.top_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+        pass.set_pipeline(&self.downsweep);
+        for k in (0..below_top).rev() {
+            pass.set_bind_group(0, &buffers.level_groups[k], &[]);
+            pass.dispatch_workgroups_indirect(&buffers.state, level_args_offset(k));
+        }
+    }
+}
+
+impl ScanBuffers {
+    /// For scanning up to `capacity` u32 values held in `values` (in place).
+    /// `count` holds n (u32 at byte offset `count_offset`), n <= capacity (a larger n
+    /// is clamped to the capacity). After the scan, the total sum of the n inputs is
+    /// written as u32 into `total` at byte offset `total_offset`.
+    ///
+    /// Offsets need only be multiples of 4. `count` and `total` may be the same buffer.
+    /// The first `capacity * 4` bytes of `values` are bound as one storage binding, so
+    /// they must fit `max_storage_buffer_binding_size`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        device: &wgpu::Device,
+        scan: &PrefixScan,
+        capacity: u32,
+        values: &wgpu::Buffer,
+        count: &wgpu::Buffer,
+        count_offset: u64,
+        total: &wgpu::Buffer,
+        total_offset: u64,
+    ) -> Self {
+        // Element capacity of every level: level k + 1 holds one sum per block of level k.
+        let mut caps = vec![capacity];
+        while *caps.last().unwrap() > SCAN_BLOCK {
+            caps.push(caps.last().unwrap().div_ceil(SCAN_BLOCK));
+        }
+        let top = caps.len() - 1;
+
+        let (count_binding, count_index) = word_binding(count, count_offset);
+        let (total_binding, total_index) = word_binding(total, total_offset);
+
+        // State: record 0 = config, record 1 + k = level k.
+        let mut init = vec![0u32; (RECORD_BYTES as usize / 4) * (1 + caps.len())];
+        init[0] = count_index;
+        init[1] = capacity;
+        init[2] = caps.len() as u32;
+        for k in 0..caps.len() {
+            init[record_word(k) + 5] = total_index;
+        }
+        let state = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("prefix scan state"),
+            size: (init.len() * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+            mapped_at_creation: true,
+        });
+        state
+            .slice(..)
+            .get_mapped_range_mut()
+            .copy_from_slice(bytemuck::cast_slice(&init));
+        state.unmap();
+
+        let levels: Vec<wgpu::Buffer> = caps[1..]
+            .iter()
+            .enumerate()
+            .map(|(k, &cap)| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(&format!("prefix scan level {}", k + 1)),
+                    size: u64::from(cap.max(1)) * 4,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        let values_binding = wgpu::BufferBinding {
+            buffer: values,
+            offset: 0,
+            size: NonZeroU64::new((u64::from(capacity) * 4).clamp(4, values.size())),
+        };
+        let level_binding = |k: usize| -> wgpu::BufferBinding<'_> {
+            if k == 0 {
+                values_binding.clone()
+            } else {
+                levels[k - 1].as_entire_buffer_binding()
+            }
+        };
+        let record_binding = |k: usize| wgpu::BufferBinding {
+            buffer: &state,
+            offset: RECORD_BYTES * (1 + k as u64),
+            size: NonZeroU64::new(RECORD_BYTES),
+        };
+
+        let setup_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("prefix scan setup"),
+            layout: &scan.setup_layout,
+            entries: &[
+                buffer_entry(0, count_binding),
+                buffer_entry(1, state.as_entire_buffer_binding()),
+            ],
+        });
+        let level_groups = (0..top)
+            .map(|k| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&format!("prefix scan level {k}")),
+                    layout: &scan.level_layout,
+                    entries: &[
+                        buffer_entry(0, level_binding(k)),
+                        buffer_entry(1, level_binding(k + 1)),
+                        buffer_entry(2, record_binding(k)),
+                    ],
+                })
+            })
+            .collect();
+        let top_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("prefix scan top"),
+            layout: &scan.top_layout,
+            entries: &[
+                buffer_entry(0, level_binding(top)),
+                buffer_entry(2, record_binding(top)),
+                buffer_entry(3, total_binding),
+            ],
+        });
+        Self {
+            capacity,
+            state,
+            levels,
+            setup_group,
+            level_groups,
+            top_group,
+        }
+    }
+
+    /// Most values one scan handles.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Bytes of GPU memory these buffers hold (not counting the caller's buffers).
+    pub fn gpu_bytes(&self) -> u64 {
+        self.state.size() + self.levels.iter().map(wgpu::Buffer::size).sum::<u64>()
+    }
+}
+
+fn record_word(level: usize) -> usize {
+    (RECORD_BYTES as usize / 4) * (1 + level)
+}
+
+fn level_args_offset(level: usize) -> u64 {
+    RECORD_BYTES * (1 + level as u64) + ARGS_IN_RECORD
+}
+
+/// A binding that holds the u32 at `byte_offset` of `buffer`, and that u32's index in
+/// it: the binding starts at the offset rounded down to 256 bytes, which satisfies
+/// every device's storage offset alignment.
+pub(crate) fn word_binding(
+    buffer: &wgpu::Buffer,
+    byte_offset: u64,
+) -> (wgpu::BufferBinding<'_>, u32) {
+    assert!(
+        byte_offset.is_multiple_of(4) && byte_offset + 4 <= buffer.size(),
+        "a u32 slot must be 4-byte aligned and inside its buffer (offset {byte_offset}, size {})",
+        buffer.size()
+    );
+    let start = byte_offset - byte_offset % RECORD_BYTES;
+    let index = (byte_offset - start) / 4;
+    (
+        wgpu::BufferBinding {
+            buffer,
+            offset: start,
+            size: NonZeroU64::new(byte_offset + 4 - start),
+        },
+        index as u32,
+    )
+}
+
+pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+pub(crate) fn buffer_entry(
+    binding: u32,
+    buffer: wgpu::BufferBinding<'_>,
+) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: wgpu::BindingResource::Buffer(buffer),
+    }
+}
+
+/// A shader module from `body` with the generated `constants` prepended.
+pub(crate) fn shader_module(
+    device: &wgpu::Device,
+    label: &str,
+    constants: &str,
+    body: &str,
+) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(format!("{constants}\n{body}").into()),
+    })
+}
+
+pub(crate) fn compute_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry_point: &str,
+) -> wgpu::ComputePipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pipeline_layout),
+        module,
+        entry_point: Some(entry_point),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &[],
+            // Every kernel writes its workgroup memory before reading it.
+            zero_initialize_workgroup_memory: false,
+        },
+        cache: None,
+    })
+}

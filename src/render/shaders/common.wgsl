@@ -1,0 +1,80 @@
+// Shared by the splat passes: the per-view camera, the projected splat record and the
+// exact ellipse/tile test that preprocess and duplicate must agree on.
+
+const TILE_SIZE: u32 = 16u;
+// No pixel is drawn where a splat's alpha is below this (the reference's cut-off).
+const ALPHA_MIN: f32 = 1.0 / 255.0;
+
+struct SplatView {
+    // Camera space here is OpenCV-like: x right, y down, z forward (t > 0 in front).
+    cam_from_world: mat4x4<f32>,
+    world_position: vec4<f32>,
+    // fx, fy, cx, cy in pixels of the viewport.
+    focal: vec2<f32>,
+    principal: vec2<f32>,
+    // Jacobian clamp of x/t and y/t: (+x, -x, +y, -y) limits.
+    tan_limits: vec4<f32>,
+    viewport_size: vec2<u32>,
+    tile_count: vec2<u32>,
+    // Maps view distance t to the depth buffer's value: (a·t + b) / (c·t + d).
+    depth_from_distance: vec4<f32>,
+    viewport_origin: vec2<u32>,
+    near: f32,
+    pair_capacity: u32,
+}
+
+// One splat after projection: everything the tile render needs, 48 bytes.
+struct ProjectedSplat {
+    x: f32,
+    y: f32,
+    depth: f32,
+    opacity: f32,
+    conic_a: f32,
+    conic_b: f32,
+    conic_c: f32,
+    // Tile rows first and last (inclusive) packed as first | last << 16.
+    tile_rows: u32,
+    r: f32,
+    g: f32,
+    b: f32,
+    // ln(255·opacity)·2: the ellipse dᵀ·conic·d ≤ this holds every pixel with α ≥ 1/255.
+    extent: f32,
+}
+
+// The first and last tile column (inclusive) that the splat's α ≥ 1/255 ellipse touches
+// in tile row `row`; first > last when it touches none. Exact for the pixel centres of
+// the row (y from 16·row + 0.5 to 16·row + 15.5), so preprocess and duplicate agree.
+fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
+    let a = s.conic_a;
+    let b = s.conic_b;
+    let c = s.conic_c;
+    let k = s.extent;
+    let y_lo = f32(row * TILE_SIZE) + 0.5 - s.y;
+    let y_hi = min(f32(row * TILE_SIZE) + 15.5, f32(view.viewport_size.y) - 0.5) - s.y;
+    let det = a * c - b * b;
+    // Widest point of the ellipse in x is at dy = ∓(b/c)·dx_max.
+    let dx_max = sqrt(k * c / det);
+    let dy_right = clamp(-b / c * dx_max, y_lo, y_hi);
+    let dy_left = clamp(b / c * dx_max, y_lo, y_hi);
+    // On the ellipse a·dx² + 2b·dx·dy + c·dy² = k, solve for dx at a given dy.
+    let disc_right = b * b * dy_right * dy_right - a * (c * dy_right * dy_right - k);
+    let disc_left = b * b * dy_left * dy_left - a * (c * dy_left * dy_left - k);
+    if disc_right < 0.0 || disc_left < 0.0 {
+        return vec2<i32>(1, 0);
+    }
+    let x_right = s.x + (-b * dy_right + sqrt(disc_right)) / a;
+    let x_left = s.x + (-b * dy_left - sqrt(disc_left)) / a;
+    // Tile column j holds pixel centres 16j + 0.5 ..= 16j + 15.5.
+    let first = i32(ceil((x_left - 15.5) / f32(TILE_SIZE)));
+    let last = i32(floor((x_right - 0.5) / f32(TILE_SIZE)));
+    let max_col = i32(view.tile_count.x) - 1;
+    return vec2<i32>(max(first, 0), min(last, max_col));
+}
+
+fn first_row(s: ProjectedSplat) -> u32 {
+    return s.tile_rows & 0xffffu;
+}
+
+fn last_row(s: ProjectedSplat) -> u32 {
+    return s.tile_rows >> 16u;
+}

@@ -1,0 +1,221 @@
+// preprocess: one thread per splat of one cloud. Projects the splat into the view,
+// culls it, evaluates its colour and counts the tiles it touches. Visible splats are
+// appended (compacted) to `projected`, their tile counts to `tile_counts`.
+
+struct SplatGeometry {
+    position: vec3<f32>,
+    opacity_logit: f32,
+    rotation: vec4<f32>, // w, x, y, z
+    log_scale: vec3<f32>,
+    pad: f32,
+}
+
+struct CloudUniform {
+    cam_from_cloud: mat4x4<f32>,
+    // Camera centre in the cloud's frame: view directions for SH are taken there.
+    camera_in_cloud: vec4<f32>,
+    splat_count: u32,
+    sh_degree: u32,
+    sh_stride: u32,
+    // Threads per row of the 2-D dispatch grid.
+    grid_width: u32,
+}
+
+@group(0) @binding(0) var<uniform> view: SplatView;
+@group(0) @binding(1) var<uniform> cloud: CloudUniform;
+@group(0) @binding(2) var<storage, read> geometry: array<SplatGeometry>;
+@group(0) @binding(3) var<storage, read> sh: array<f32>;
+@group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
+@group(0) @binding(5) var<storage, read_write> tile_counts: array<u32>;
+@group(0) @binding(6) var<storage, read_write> visible_count: atomic<u32>;
+
+const SH_C0: f32 = 0.28209479177387814;
+const SH_C1: f32 = 0.4886025119029199;
+const SH_C2 = array<f32, 5>(1.0925484305920792, -1.0925484305920792, 0.31539156525252005, -1.0925484305920792, 0.5462742152960396);
+const SH_C3 = array<f32, 7>(-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154, -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
+
+fn sh_coefficient(base: u32, k: u32) -> vec3<f32> {
+    let i = base + 3u * k;
+    return vec3<f32>(sh[i], sh[i + 1u], sh[i + 2u]);
+}
+
+// Colour seen along `dir` (unit, cloud frame) by the reference's SH basis, +0.5, ≥ 0.
+fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
+    let base = index * cloud.sh_stride;
+    var c = SH_C0 * sh_coefficient(base, 0u);
+    if cloud.sh_degree >= 1u {
+        let x = dir.x;
+        let y = dir.y;
+        let z = dir.z;
+        c += SH_C1 * (-y * sh_coefficient(base, 1u) + z * sh_coefficient(base, 2u) - x * sh_coefficient(base, 3u));
+        if cloud.sh_degree >= 2u {
+            let xx = x * x;
+            let yy = y * y;
+            let zz = z * z;
+            c += SH_C2[0] * x * y * sh_coefficient(base, 4u)
+                + SH_C2[1] * y * z * sh_coefficient(base, 5u)
+                + SH_C2[2] * (2.0 * zz - xx - yy) * sh_coefficient(base, 6u)
+                + SH_C2[3] * x * z * sh_coefficient(base, 7u)
+                + SH_C2[4] * (xx - yy) * sh_coefficient(base, 8u);
+            if cloud.sh_degree >= 3u {
+                c += SH_C3[0] * y * (3.0 * xx - yy) * sh_coefficient(base, 9u)
+                    + SH_C3[1] * x * y * z * sh_coefficient(base, 10u)
+                    + SH_C3[2] * y * (4.0 * zz - xx - yy) * sh_coefficient(base, 11u)
+                    + SH_C3[3] * z * (2.0 * zz - 3.0 * xx - 3.0 * yy) * sh_coefficient(base, 12u)
+                    + SH_C3[4] * x * (4.0 * zz - xx - yy) * sh_coefficient(base, 13u)
+                    + SH_C3[5] * z * (xx - yy) * sh_coefficient(base, 14u)
+                    + SH_C3[6] * x * (xx - 3.0 * yy) * sh_coefficient(base, 15u);
+            }
+        }
+    }
+    return max(c + 0.5, vec3<f32>(0.0));
+}
+
+// Finiteness by the bit pattern: WGSL lets compilers assume float math never sees
+// NaN or infinity, so comparisons can't be trusted to catch them.
+fn finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+fn finite4(v: vec4<f32>) -> bool {
+    return finite(v.x) && finite(v.y) && finite(v.z) && finite(v.w);
+}
+
+fn is_neg_inf(x: f32) -> bool {
+    return bitcast<u32>(x) == 0xff800000u;
+}
+
+// A log-scale may be −∞ (a scale of zero: the splat is a 0.3 px dot), never NaN or +∞.
+fn valid_log_scale(x: f32) -> bool {
+    return finite(x) || is_neg_inf(x);
+}
+
+fn sh_finite(index: u32) -> bool {
+    let base = index * cloud.sh_stride;
+    var ok = true;
+    for (var i = 0u; i < cloud.sh_stride; i++) {
+        ok = ok && finite(sh[base + i]);
+    }
+    return ok;
+}
+
+// sigmoid of the logit, with ±∞ meaning opacity exactly 1 or 0.
+fn opacity_of(logit: f32) -> f32 {
+    let bits = bitcast<u32>(logit);
+    if bits == 0x7f800000u {
+        return 1.0;
+    }
+    if !finite(logit) {
+        return 0.0;
+    }
+    return 1.0 / (1.0 + exp(-logit));
+}
+
+@compute @workgroup_size(256)
+fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let index = gid.x + gid.y * cloud.grid_width;
+    if index >= cloud.splat_count {
+        return;
+    }
+    let g = geometry[index];
+    let scales_ok = valid_log_scale(g.log_scale.x) && valid_log_scale(g.log_scale.y)
+        && valid_log_scale(g.log_scale.z);
+    if !finite4(vec4<f32>(g.position, 0.0)) || !finite4(g.rotation) || !scales_ok
+        || !sh_finite(index) {
+        return;
+    }
+    let opacity = opacity_of(g.opacity_logit);
+    if !(opacity >= ALPHA_MIN) {
+        return;
+    }
+
+    // Centre in camera space (x right, y down, z forward).
+    let p = (cloud.cam_from_cloud * vec4<f32>(g.position, 1.0)).xyz;
+    if !(p.z >= view.near) {
+        return;
+    }
+
+    // 3-D covariance Σ = M Mᵀ with M = R S, taken into camera space.
+    let q_norm = length(g.rotation);
+    if !(q_norm > 0.0) || !finite(q_norm) {
+        return;
+    }
+    let q = g.rotation / q_norm;
+    let w = q.x;
+    let x = q.y;
+    let y = q.z;
+    let z = q.w;
+    // Columns of R.
+    let rot = mat3x3<f32>(
+        vec3<f32>(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y)),
+        vec3<f32>(2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)),
+        vec3<f32>(2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)),
+    );
+    let s = exp(g.log_scale);
+    let m = mat3x3<f32>(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z);
+    let cam_from_cloud = mat3x3<f32>(cloud.cam_from_cloud[0].xyz, cloud.cam_from_cloud[1].xyz, cloud.cam_from_cloud[2].xyz);
+    let t = cam_from_cloud * m;
+    let cov = t * transpose(t);
+
+    // EWA: J is the Jacobian of the perspective projection at the centre, with x/z and
+    // y/z clamped (as both references do) so splats far off-axis don't explode.
+    let inv_z = 1.0 / p.z;
+    let tx = p.z * clamp(p.x * inv_z, -view.tan_limits.y, view.tan_limits.x);
+    let ty = p.z * clamp(p.y * inv_z, -view.tan_limits.w, view.tan_limits.z);
+    let fx = view.focal.x;
+    let fy = view.focal.y;
+    // J as a 3×2 (columns are the rows of the 2×3 Jacobian).
+    let j_row0 = vec3<f32>(fx * inv_z, 0.0, -fx * tx * inv_z * inv_z);
+    let j_row1 = vec3<f32>(0.0, fy * inv_z, -fy * ty * inv_z * inv_z);
+    let cov_j0 = cov * j_row0;
+    let cov_j1 = cov * j_row1;
+    let cov_a = dot(j_row0, cov_j0) + 0.3;
+    let cov_b = dot(j_row0, cov_j1);
+    let cov_c = dot(j_row1, cov_j1) + 0.3;
+    let det = cov_a * cov_c - cov_b * cov_b;
+    // Huge scales overflow to ∞ or NaN here: such splats are culled, never drawn.
+    if !finite4(vec4<f32>(cov_a, cov_b, cov_c, det)) || !(det > 0.0) {
+        return;
+    }
+
+    var splat: ProjectedSplat;
+    splat.x = fx * p.x * inv_z + view.principal.x;
+    splat.y = fy * p.y * inv_z + view.principal.y;
+    splat.depth = p.z;
+    splat.opacity = opacity;
+    splat.conic_a = cov_c / det;
+    splat.conic_b = -cov_b / det;
+    splat.conic_c = cov_a / det;
+    splat.extent = 2.0 * log(255.0 * opacity);
+    if !finite4(vec4<f32>(splat.x, splat.y, splat.conic_a, splat.conic_c)) || !finite(splat.conic_b) {
+        return;
+    }
+
+    // Rows the ellipse reaches: its half-height is sqrt(extent · Σ₂ᴅ yy).
+    let half_height = sqrt(splat.extent * cov_c);
+    let row_first = max(ceil((splat.y - half_height - 15.5) / f32(TILE_SIZE)), 0.0);
+    let row_last = min(floor((splat.y + half_height - 0.5) / f32(TILE_SIZE)), f32(view.tile_count.y) - 1.0);
+    if row_first > row_last {
+        return;
+    }
+    splat.tile_rows = u32(row_first) | (u32(row_last) << 16u);
+
+    var tiles = 0u;
+    for (var row = u32(row_first); row <= u32(row_last); row++) {
+        let span = tile_span_in_row(splat, row, view);
+        tiles += u32(max(span.y - span.x + 1, 0));
+    }
+    if tiles == 0u {
+        return;
+    }
+
+    let dir = normalize(g.position - cloud.camera_in_cloud.xyz);
+    let colour = sh_colour(index, dir);
+    splat.r = colour.r;
+    splat.g = colour.g;
+    splat.b = colour.b;
+
+    let slot = atomicAdd(&visible_count, 1u);
+    projected[slot] = splat;
+    tile_counts[slot] = tiles;
+}

@@ -1,0 +1,252 @@
+// Radix sort kernels: one stable counting-sort pass over one digit of the keys.
+//   count    per block of SORT_BLOCK pairs, a histogram of its digits, stored digit-major
+//            (hist[digit * blocks + block]) so that an exclusive prefix scan of `hist`
+//            gives every (digit, block) its first output slot
+//   (the prefix scan of `hist` runs between the two, see scan.wgsl)
+//   scatter  per block: every pair's rank among the block's pairs with the same digit,
+//            in input order (so the pass is stable); the block's pairs are then
+//            reordered by digit in workgroup memory, so that the global writes of one
+//            digit's run go to consecutive addresses from consecutive threads
+// Keys are vec2<u32> (x = low 32 bits, y = high 32 bits); values are u32. No subgroup
+// operations: nothing here depends on the subgroup size.
+//
+// `radix_sort.rs` prepends the constants this file uses:
+//   WG: u32             threads per workgroup (== RADIX: thread t owns digit t)
+//   SORT_ITEMS: u32     pairs per thread; SORT_BLOCK = WG * SORT_ITEMS
+//   SORT_BLOCK: u32
+//   RADIX: u32          digit values per pass
+//   RAKE: u32           threads that rake a workgroup scan (WG = RAKE * RAKE)
+//
+// `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks.
+
+struct PassParams {
+    // which key word holds the digit (0 = x, 1 = y), its shift in that word, and its mask
+    word: u32,
+    shift: u32,
+    mask: u32,
+    _pad: u32,
+}
+
+const MASK_WORDS: u32 = WG / 32u;
+// The count kernel spreads its histogram over this many copies (thread t adds to copy
+// t % HIST_COPIES), so that neighbouring threads counting the same digit do not all
+// hit one workgroup-memory word.
+const HIST_COPIES: u32 = 8u;
+
+@group(0) @binding(0) var<uniform> params: PassParams;
+@group(0) @binding(1) var<storage, read> state: array<u32>;
+@group(0) @binding(2) var<storage, read> keys_in: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
+@group(0) @binding(4) var<storage, read> values_in: array<u32>;
+@group(0) @binding(5) var<storage, read_write> keys_out: array<vec2<u32>>;
+@group(0) @binding(6) var<storage, read_write> values_out: array<u32>;
+
+var<workgroup> digit_counts: array<atomic<u32>, HIST_COPIES * RADIX>;
+// For the current round of WG pairs: per digit, a bit mask over the round's slots
+// holding that digit, slot = word * 32 + bit. Word-major (masks[word * RADIX + digit])
+// so that neighbouring digits sit in neighbouring banks.
+var<workgroup> masks: array<atomic<u32>, MASK_WORDS * RADIX>;
+// Per digit: pairs of this block ranked so far, then the block's first slot of the
+// digit in `tile`, and the digit's first output slot (from the scanned histograms).
+var<workgroup> digit_total: array<u32, RADIX>;
+var<workgroup> local_offset: array<u32, RADIX>;
+var<workgroup> global_base: array<u32, RADIX>;
+var<workgroup> rake_sums: array<u32, RAKE>;
+// The block's keys (then its values, in .x) ordered by digit.
+var<workgroup> tile: array<vec2<u32>, SORT_BLOCK>;
+
+fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return wid.y * nwg.x + wid.x;
+}
+
+fn digit_of(key: vec2<u32>) -> u32 {
+    let w = select(key.x, key.y, params.word != 0u);
+    return (w >> params.shift) & params.mask;
+}
+
+@compute @workgroup_size(WG)
+fn count(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+) {
+    let block = linear_group(wid, nwg);
+    let blocks = state[5];
+    if block >= blocks {
+        return;
+    }
+    let n = state[4];
+    for (var c = 0u; c < HIST_COPIES; c++) {
+        atomicStore(&digit_counts[c * RADIX + t], 0u);
+    }
+    // Each thread counts SORT_ITEMS consecutive pairs (all loads first, to have them
+    // in flight together) and adds runs of equal digits at once: sorted or
+    // low-entropy digits cost few atomics.
+    let first = block * SORT_BLOCK + t * SORT_ITEMS;
+    var digits: array<u32, SORT_ITEMS>;
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        digits[i] = RADIX;
+        if first + i < n {
+            digits[i] = digit_of(keys_in[first + i]);
+        }
+    }
+    workgroupBarrier();
+    let copy = (t % HIST_COPIES) * RADIX;
+    var run_digit = digits[0];
+    var run_length = 1u;
+    for (var i = 1u; i < SORT_ITEMS; i++) {
+        if digits[i] == run_digit {
+            run_length += 1u;
+        } else {
+            if run_digit < RADIX {
+                atomicAdd(&digit_counts[copy + run_digit], run_length);
+            }
+            run_digit = digits[i];
+            run_length = 1u;
+        }
+    }
+    if run_digit < RADIX {
+        atomicAdd(&digit_counts[copy + run_digit], run_length);
+    }
+    workgroupBarrier();
+    var total = 0u;
+    for (var c = 0u; c < HIST_COPIES; c++) {
+        total += atomicLoad(&digit_counts[c * RADIX + t]);
+    }
+    hist[t * blocks + block] = total;
+}
+
+// local_offset[t] = exclusive prefix sum of digit_total over digits < t.
+fn scan_digit_totals(t: u32) {
+    local_offset[t] = digit_total[t];
+    workgroupBarrier();
+    if t < RAKE {
+        var run = 0u;
+        for (var i = 0u; i < RAKE; i++) {
+            let x = local_offset[t * RAKE + i];
+            local_offset[t * RAKE + i] = run;
+            run += x;
+        }
+        rake_sums[t] = run;
+    }
+    workgroupBarrier();
+    if t == 0u {
+        var run = 0u;
+        for (var i = 0u; i < RAKE; i++) {
+            let x = rake_sums[i];
+            rake_sums[i] = run;
+            run += x;
+        }
+    }
+    workgroupBarrier();
+    local_offset[t] += rake_sums[t / RAKE];
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(WG)
+fn scatter(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+) {
+    let block = linear_group(wid, nwg);
+    let blocks = state[5];
+    if block >= blocks {
+        return;
+    }
+    let n = state[4];
+    global_base[t] = hist[t * blocks + block];
+    digit_total[t] = 0u;
+    for (var w = 0u; w < MASK_WORDS; w++) {
+        atomicStore(&masks[w * RADIX + t], 0u);
+    }
+
+    // Rounds of WG consecutive pairs. Thread t takes slot (t % MASK_WORDS) * 32 +
+    // t / MASK_WORDS of each round: neighbouring threads (one hardware subgroup) own
+    // bits of different mask words, so equal digits do not pile their atomicOr onto one
+    // word. Ranks follow the slot order, which is the input order: the pass is stable.
+    let my_word = t % MASK_WORDS;
+    let my_bit = 1u << (t / MASK_WORDS);
+    let my_slot = my_word * 32u + t / MASK_WORDS;
+    let start = block * SORT_BLOCK;
+    let block_n = min(n - start, SORT_BLOCK);
+    // All loads first, to have them in flight together.
+    var keys: array<vec2<u32>, SORT_ITEMS>;
+    var values: array<u32, SORT_ITEMS>;
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let j = i * WG + my_slot;
+        if j < block_n {
+            keys[i] = keys_in[start + j];
+            values[i] = values_in[start + j];
+        }
+    }
+    workgroupBarrier();
+
+    // Rank every pair among the block's earlier pairs with its digit. `pos` becomes
+    // the pair's place in the block ordered by digit, once the offsets are known.
+    var digits: array<u32, SORT_ITEMS>;
+    var pos: array<u32, SORT_ITEMS>;
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if i * WG >= block_n {
+            break;
+        }
+        let valid = i * WG + my_slot < block_n;
+        let digit = digit_of(keys[i]);
+        digits[i] = digit;
+        if valid {
+            atomicOr(&masks[my_word * RADIX + digit], my_bit);
+        }
+        workgroupBarrier();
+        if valid {
+            var rank = countOneBits(atomicLoad(&masks[my_word * RADIX + digit]) & (my_bit - 1u));
+            for (var w = 0u; w < my_word; w++) {
+                rank += countOneBits(atomicLoad(&masks[w * RADIX + digit]));
+            }
+            pos[i] = digit_total[digit] + rank;
+        }
+        workgroupBarrier();
+        // Thread t advances digit t past this round's pairs and clears its masks.
+        var taken = 0u;
+        for (var w = 0u; w < MASK_WORDS; w++) {
+            taken += countOneBits(atomicLoad(&masks[w * RADIX + t]));
+            atomicStore(&masks[w * RADIX + t], 0u);
+        }
+        digit_total[t] += taken;
+        workgroupBarrier();
+    }
+    scan_digit_totals(t);
+
+    // Keys: into the tile by digit, then out from consecutive tile slots, which go
+    // to consecutive output slots within a digit's run.
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if i * WG + my_slot < block_n {
+            pos[i] += local_offset[digits[i]];
+            tile[pos[i]] = keys[i];
+        }
+    }
+    workgroupBarrier();
+    var dst: array<u32, SORT_ITEMS>;
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let p = i * WG + t;
+        if p < block_n {
+            let key = tile[p];
+            let digit = digit_of(key);
+            dst[i] = global_base[digit] + p - local_offset[digit];
+            keys_out[dst[i]] = key;
+        }
+    }
+    workgroupBarrier();
+    // Values: the same way, through the same tile.
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if i * WG + my_slot < block_n {
+            tile[pos[i]].x = values[i];
+        }
+    }
+    workgroupBarrier();
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let p = i * WG + t;
+        if p < block_n {
+            values_out[dst[i]] = tile[p].x;
+        }
+    }
+}

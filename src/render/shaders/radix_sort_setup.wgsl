@@ -1,0 +1,30 @@
+// Radix sort, setup kernel: one thread turns the pair count n (only known on the GPU)
+// into the block count and the indirect dispatch arguments of the count and scatter
+// kernels, and the length of the digit histogram that the prefix scan sums.
+//
+// `radix_sort.rs` prepends the constants this file uses:
+//   SORT_BLOCK: u32     pairs handled by one workgroup
+//   RADIX: u32          digit values (bins) per pass
+//   MAX_GROUPS_X: u32   most workgroups a dispatch may have along x
+//
+// Layout of `state` (u32 words):
+//   [0] word index of n in `count_src`, [1] capacity       (written at creation)
+//   [4] n, [5] blocks, [6..9] dispatch args (x, y, z), [9] histogram length
+//   [10] histogram total (written by the scan, unused)
+
+@group(0) @binding(0) var<storage, read> count_src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> state: array<u32>;
+
+@compute @workgroup_size(1)
+fn setup() {
+    let n = min(count_src[state[0]], state[1]);
+    let blocks = n / SORT_BLOCK + select(0u, 1u, n % SORT_BLOCK != 0u);
+    let x = min(blocks, MAX_GROUPS_X);
+    let y = select(0u, (blocks + x - 1u) / x, x != 0u);
+    state[4] = n;
+    state[5] = blocks;
+    state[6] = x;
+    state[7] = y;
+    state[8] = 1u;
+    state[9] = blocks * RADIX;
+}

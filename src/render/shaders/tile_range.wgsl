@@ -1,0 +1,24 @@
+// tile range: one thread per sorted pair. Marks where each tile's run of pairs starts
+// and ends; tiles without pairs keep the (0, 0) they were cleared to.
+
+@group(0) @binding(0) var<storage, read> keys: array<vec2<u32>>;
+@group(0) @binding(1) var<storage, read> counters: array<u32>;
+@group(0) @binding(2) var<storage, read_write> ranges: array<vec2<u32>>;
+
+const GRID_WIDTH: u32 = 65535u * 256u;
+
+@compute @workgroup_size(256)
+fn tile_range(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let index = gid.x + gid.y * GRID_WIDTH;
+    let count = counters[2];
+    if index >= count {
+        return;
+    }
+    let tile = keys[index].y;
+    if index == 0u || keys[index - 1u].y != tile {
+        ranges[tile].x = index;
+    }
+    if index + 1u == count || keys[index + 1u].y != tile {
+        ranges[tile].y = index + 1u;
+    }
+}

@@ -1,0 +1,132 @@
+//! tile render: one workgroup per 16×16 tile blends its sorted splats front to back
+//! into the view's splat layer, stopping at the opaque scene's depth.
+
+use wgpu::{
+    BindGroup, BindGroupLayout, BindingType, Buffer, ComputePass, ComputePipeline, Device,
+    ShaderStages, StorageTextureAccess, TextureFormat, TextureSampleType, TextureView,
+    TextureViewDimension,
+};
+
+use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+
+/// Format of the splat layer: premultiplied colour and coverage, kept in f32 so the
+/// composite sees exactly what the blend produced.
+pub const SPLAT_LAYER_FORMAT: TextureFormat = TextureFormat::Rgba32Float;
+
+/// The tile render compiled for a single-sampled and for a multisampled depth buffer.
+pub struct TileRenderPass {
+    single: Variant,
+    multisampled: Variant,
+}
+
+struct Variant {
+    layout: BindGroupLayout,
+    pipeline: ComputePipeline,
+}
+
+impl Variant {
+    fn new(device: &Device, multisampled: bool) -> Self {
+        let label = if multisampled {
+            "splat tile render (msaa depth)"
+        } else {
+            "splat tile render"
+        };
+        let depth_type = if multisampled {
+            "texture_depth_multisampled_2d"
+        } else {
+            "texture_depth_2d"
+        };
+        let layout = layout(
+            device,
+            label,
+            &[
+                uniform(0, false),
+                storage(1, true),
+                storage(2, true),
+                storage(3, true),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 4,
+                    visibility: ShaderStages::COMPUTE,
+                    ty: BindingType::Texture {
+                        sample_type: TextureSampleType::Depth,
+                        view_dimension: TextureViewDimension::D2,
+                        multisampled,
+                    },
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 5,
+                    visibility: ShaderStages::COMPUTE,
+                    ty: BindingType::StorageTexture {
+                        access: StorageTextureAccess::WriteOnly,
+                        format: SPLAT_LAYER_FORMAT,
+                        view_dimension: TextureViewDimension::D2,
+                    },
+                    count: None,
+                },
+            ],
+        );
+        let source =
+            include_str!("shaders/tile_render.wgsl").replace("SCENE_DEPTH_TEXTURE", depth_type);
+        let module = shader_module(device, label, &source);
+        let pipeline = compute_pipeline(device, label, &layout, &module, "tile_render");
+        Self { layout, pipeline }
+    }
+}
+
+impl TileRenderPass {
+    pub fn new(device: &Device) -> Self {
+        Self {
+            single: Variant::new(device, false),
+            multisampled: Variant::new(device, true),
+        }
+    }
+
+    fn variant(&self, multisampled: bool) -> &Variant {
+        if multisampled {
+            &self.multisampled
+        } else {
+            &self.single
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind_group(
+        &self,
+        device: &Device,
+        view_uniform: &Buffer,
+        projected: &Buffer,
+        ranges: &Buffer,
+        sorted_values: &Buffer,
+        scene_depth: &TextureView,
+        multisampled_depth: bool,
+        splat_layer: &TextureView,
+    ) -> BindGroup {
+        bind_group(
+            device,
+            "splat tile render",
+            &self.variant(multisampled_depth).layout,
+            &[
+                view_uniform.as_entire_binding(),
+                projected.as_entire_binding(),
+                ranges.as_entire_binding(),
+                sorted_values.as_entire_binding(),
+                wgpu::BindingResource::TextureView(scene_depth),
+                wgpu::BindingResource::TextureView(splat_layer),
+            ],
+        )
+    }
+
+    /// One workgroup per tile of the `tiles` grid.
+    pub fn encode(
+        &self,
+        pass: &mut ComputePass<'_>,
+        bind_group: &BindGroup,
+        multisampled_depth: bool,
+        tiles: (u32, u32),
+    ) {
+        pass.set_pipeline(&self.variant(multisampled_depth).pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(tiles.0, tiles.1, 1);
+    }
+}

@@ -1,0 +1,140 @@
+//! The camera as the splat passes see it (`SplatView` in WGSL).
+
+use bevy::math::{Mat4, UVec2, Vec3};
+use bytemuck::{Pod, Zeroable};
+
+/// Camera space of the passes: OpenCV axes (x right, y down, z forward), the space the
+/// reference's projection formulas are written in. Bevy's view space looks down −Z
+/// with +Y up, so this is a flip of Y and Z.
+const CV_FROM_VIEW: Mat4 = Mat4::from_cols_array(&[
+    1.0, 0.0, 0.0, 0.0, //
+    0.0, -1.0, 0.0, 0.0, //
+    0.0, 0.0, -1.0, 0.0, //
+    0.0, 0.0, 0.0, 1.0,
+]);
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct SplatViewUniform {
+    pub cam_from_world: [[f32; 4]; 4],
+    pub world_position: [f32; 4],
+    pub focal: [f32; 2],
+    pub principal: [f32; 2],
+    pub tan_limits: [f32; 4],
+    pub viewport_size: [u32; 2],
+    pub tile_count: [u32; 2],
+    pub depth_from_distance: [f32; 4],
+    pub viewport_origin: [u32; 2],
+    pub near: f32,
+    pub pair_capacity: u32,
+}
+
+/// A perspective camera, reduced to what the splat passes need.
+#[derive(Clone, Copy, Debug)]
+pub struct SplatCamera {
+    /// Camera (OpenCV axes) from world.
+    pub cam_from_world: Mat4,
+    pub world_position: Vec3,
+    pub focal: [f32; 2],
+    pub principal: [f32; 2],
+    /// (a, b, c, d): the depth buffer holds (a·t + b) / (c·t + d) at view distance t.
+    pub depth_from_distance: [f32; 4],
+    pub near: f32,
+}
+
+impl SplatCamera {
+    /// Reads a Bevy view. `None` for projections the splat math does not cover
+    /// (orthographic, or degenerate matrices).
+    pub fn from_view(world_from_view: Mat4, clip_from_view: Mat4, viewport: UVec2) -> Option<Self> {
+        let m = clip_from_view;
+        // Orthographic projections keep w = 1; EWA splatting here assumes perspective.
+        if m.w_axis.w == 1.0 && m.z_axis.w == 0.0 {
+            return None;
+        }
+        let half = viewport.as_vec2() * 0.5;
+        let focal = [m.x_axis.x * half.x, m.y_axis.y * half.y];
+        let principal = [half.x * (1.0 - m.z_axis.x), half.y * (1.0 + m.z_axis.y)];
+        // clip.z = m22·z + m32, clip.w = m23·z + m33, with view z = −t.
+        let depth = [-m.z_axis.z, m.w_axis.z, -m.z_axis.w, m.w_axis.w];
+        // The near plane is where the depth buffer reaches 1.
+        let near = (depth[3] - depth[1]) / (depth[0] - depth[2]);
+        let view_from_world = world_from_view.inverse();
+        let camera = Self {
+            cam_from_world: CV_FROM_VIEW * view_from_world,
+            world_position: world_from_view.w_axis.truncate(),
+            focal,
+            principal,
+            depth_from_distance: depth,
+            near,
+        };
+        let finite = camera.cam_from_world.is_finite()
+            && focal.iter().chain(&principal).all(|v| v.is_finite())
+            && focal.iter().all(|&f| f > 0.0)
+            && near.is_finite()
+            && near > 0.0;
+        finite.then_some(camera)
+    }
+
+    /// The uniform for a viewport of `size` at `origin` in the render target.
+    pub fn uniform(&self, origin: UVec2, size: UVec2, pair_capacity: u32) -> SplatViewUniform {
+        let [fx, fy] = self.focal;
+        let [cx, cy] = self.principal;
+        let (w, h) = (size.x as f32, size.y as f32);
+        // The reference clamps x/z and y/z inside the Jacobian to the image's field of
+        // view widened by 30% of its half-angle tangent on each side.
+        let tan_x = 0.5 * w / fx;
+        let tan_y = 0.5 * h / fy;
+        let tan_limits = [
+            (w - cx) / fx + 0.3 * tan_x,
+            cx / fx + 0.3 * tan_x,
+            (h - cy) / fy + 0.3 * tan_y,
+            cy / fy + 0.3 * tan_y,
+        ];
+        SplatViewUniform {
+            cam_from_world: self.cam_from_world.to_cols_array_2d(),
+            world_position: self.world_position.extend(1.0).to_array(),
+            focal: self.focal,
+            principal: self.principal,
+            tan_limits,
+            viewport_size: size.to_array(),
+            tile_count: super::view_buffers::tiles_for(size).to_array(),
+            depth_from_distance: self.depth_from_distance,
+            viewport_origin: origin.to_array(),
+            near: self.near,
+            pair_capacity,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::math::Vec4;
+
+    #[test]
+    fn bevy_perspective_maps_to_pinhole_intrinsics() {
+        let near = 0.01;
+        let fov = 0.9f32;
+        let size = UVec2::new(640, 480);
+        let clip = Mat4::perspective_infinite_reverse_rh(fov, 640.0 / 480.0, near);
+        let camera = SplatCamera::from_view(Mat4::IDENTITY, clip, size).unwrap();
+        let fy = 240.0 / (fov / 2.0).tan();
+        assert!((camera.focal[1] - fy).abs() < 1e-3);
+        assert!((camera.focal[0] - fy).abs() < 1e-3);
+        assert_eq!(camera.principal, [320.0, 240.0]);
+        assert!((camera.near - near).abs() < 1e-7);
+        // A point 2 m in front (Bevy −Z) is at OpenCV depth 2.
+        let p = camera.cam_from_world * Vec4::new(0.0, 1.0, -2.0, 1.0);
+        assert_eq!(p.truncate(), Vec3::new(0.0, -1.0, 2.0));
+        // The depth buffer value of that point matches the projection's.
+        let clip_p = clip * Vec4::new(0.0, 1.0, -2.0, 1.0);
+        let [a, b, c, d] = camera.depth_from_distance;
+        assert!(((a * 2.0 + b) / (c * 2.0 + d) - clip_p.z / clip_p.w).abs() < 1e-7);
+    }
+
+    #[test]
+    fn orthographic_views_are_refused() {
+        let clip = Mat4::orthographic_rh(-1.0, 1.0, -1.0, 1.0, 0.1, 10.0);
+        assert!(SplatCamera::from_view(Mat4::IDENTITY, clip, UVec2::new(4, 4)).is_none());
+    }
+}

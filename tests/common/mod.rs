@@ -1,0 +1,4 @@
+//! Helpers shared by the integration tests (each `tests/*.rs` includes `mod common;`).
+#![allow(dead_code)]
+
+pub mod gpu;

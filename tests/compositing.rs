@@ -1,0 +1,275 @@
+//! Splats among meshes and across cameras: depth against the opaque scene, blending
+//! over meshes, several clouds sorted together, several cameras and viewports, HDR
+//! and MSAA targets.
+
+#[path = "../examples/render/headless.rs"]
+mod headless;
+mod reference_raster;
+
+use bevy::camera::{Hdr, Viewport};
+use bevy::math::{DMat4, UVec2};
+use bevy::prelude::*;
+use bevy_splat::asset::{SplatGeometry, ply};
+use bevy_splat::GaussianSplats;
+
+use headless::{Headless, HeadlessCamera, Rgba8};
+use reference_raster::{CpuCloud, PinholeCamera, max_difference, psnr, rasterize, to_unorm8};
+
+const SIZE: UVec2 = UVec2::new(96, 64);
+const FOV_Y: f32 = 0.9;
+
+fn projection(size: UVec2) -> PerspectiveProjection {
+    PerspectiveProjection {
+        fov: FOV_Y,
+        aspect_ratio: size.x as f32 / size.y as f32,
+        near: 0.01,
+        ..default()
+    }
+}
+
+fn angel() -> GaussianSplats {
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/angel_sh0.ply")).unwrap();
+    GaussianSplats::from(ply::decode(&bytes).unwrap())
+}
+
+/// A camera three units in front of the angel, looking at it.
+fn angel_view() -> Transform {
+    Transform::from_xyz(0.3, 0.4, 2.2).looking_at(Vec3::new(0.0, 0.1, 0.0), Vec3::Y)
+}
+
+/// A wall of opaque-ish splats facing the camera at depth `z`.
+fn splat_wall(z: f32, colour: [f32; 3], opacity: f32) -> GaussianSplats {
+    let mut geometry = Vec::new();
+    let mut sh = Vec::new();
+    for i in 0..24 {
+        for j in 0..16 {
+            geometry.push(SplatGeometry {
+                position: [(i as f32 - 11.5) * 0.15, (j as f32 - 7.5) * 0.15, z],
+                opacity_logit: (opacity / (1.0 - opacity)).ln(),
+                rotation: [1.0, 0.0, 0.0, 0.0],
+                log_scale: [0.1f32.ln(); 3],
+                _pad: 0.0,
+            });
+            sh.extend(colour.map(|c| (c - 0.5) / 0.282_094_8));
+        }
+    }
+    GaussianSplats::new(geometry, sh, 0).unwrap()
+}
+
+fn spawn_cube(headless: &mut Headless, at: Vec3, size: f32, colour: Color) {
+    let world = headless.app.world_mut();
+    let mesh = world.resource_mut::<Assets<Mesh>>().add(Cuboid::from_length(size));
+    let material = world.resource_mut::<Assets<StandardMaterial>>().add(StandardMaterial {
+        base_color: colour,
+        unlit: true,
+        ..default()
+    });
+    world.spawn((Mesh3d(mesh), MeshMaterial3d(material), Transform::from_translation(at)));
+}
+
+fn render_one(headless: &mut Headless, msaa: Msaa) -> Rgba8 {
+    let camera = headless.spawn_camera(Transform::IDENTITY, projection(SIZE), SIZE, None);
+    headless.app.world_mut().entity_mut(camera.entity).insert(msaa);
+    headless.render(&[camera]).unwrap().remove(0)
+}
+
+fn cube_occludes(msaa: Msaa) {
+    let cube_colour = Color::srgb(0.2, 0.8, 0.3);
+    let wall = || splat_wall(-5.0, [0.9, 0.3, 0.6], 0.9);
+
+    let mut only_splats = Headless::new();
+    let h = only_splats.add_splats(wall());
+    only_splats.spawn_cloud(h, Transform::IDENTITY);
+    let splats = render_one(&mut only_splats, msaa);
+
+    let mut only_cube = Headless::new();
+    spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -3.0), 1.0, cube_colour);
+    let cube = render_one(&mut only_cube, msaa);
+
+    let mut both = Headless::new();
+    let h = both.add_splats(wall());
+    both.spawn_cloud(h, Transform::IDENTITY);
+    spawn_cube(&mut both, Vec3::new(0.0, 0.0, -3.0), 1.0, cube_colour);
+    let mixed = render_one(&mut both, msaa);
+
+    let mut covered = 0;
+    for y in 0..SIZE.y {
+        for x in 0..SIZE.x {
+            let c = cube.pixel(x, y);
+            // Under MSAA the cube's edge pixels are part cube, part splat: skip them.
+            let edge = (c[0], c[1], c[2]) != (0, 0, 0)
+                && (x == 0 || y == 0 || cube.pixel(x - 1, y) == [0, 0, 0, 255] || cube.pixel(x, y - 1) == [0, 0, 0, 255]
+                    || cube.pixel((x + 1).min(SIZE.x - 1), y) == [0, 0, 0, 255]
+                    || cube.pixel(x, (y + 1).min(SIZE.y - 1)) == [0, 0, 0, 255]);
+            if msaa != Msaa::Off && edge {
+                continue;
+            }
+            let expected = if c[..3] == [0, 0, 0] { splats.pixel(x, y) } else { covered += 1; c };
+            let got = mixed.pixel(x, y);
+            assert!(
+                max_difference(&expected[..3], &got[..3]) <= 1,
+                "pixel ({x}, {y}): expected {expected:?}, got {got:?}"
+            );
+        }
+    }
+    assert!(covered > 200, "the cube should cover part of the image ({covered} px)");
+}
+
+#[test]
+fn an_opaque_cube_hides_the_splats_behind_it() {
+    cube_occludes(Msaa::Off);
+}
+
+#[test]
+fn an_opaque_cube_hides_the_splats_behind_it_with_msaa() {
+    cube_occludes(Msaa::Sample4);
+}
+
+#[test]
+fn splats_in_front_blend_over_a_cube() {
+    let cube_colour = Color::srgb(0.1, 0.3, 0.9);
+    let wall = splat_wall(-2.0, [0.9, 0.8, 0.1], 0.5);
+
+    let mut only_cube = Headless::new();
+    spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
+    let cube = render_one(&mut only_cube, Msaa::Off);
+
+    let mut both = Headless::new();
+    let h = both.add_splats(wall.clone());
+    both.spawn_cloud(h, Transform::IDENTITY);
+    spawn_cube(&mut both, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
+    let mixed = render_one(&mut both, Msaa::Off);
+
+    // The splat layer (premultiplied, with coverage) from the CPU reference, over the cube.
+    let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, SIZE.x, SIZE.y, 0.01);
+    let layer = rasterize(
+        &[CpuCloud { geometry: wall.geometry(), sh: wall.sh(), sh_degree: 0, world_from_cloud: DMat4::IDENTITY }],
+        &pinhole,
+    );
+    let mut worst = 0;
+    for y in 0..SIZE.y {
+        for x in 0..SIZE.x {
+            let l = layer[(y * SIZE.x + x) as usize];
+            let under = cube.pixel(x, y);
+            let expected: Vec<u8> = (0..3)
+                .map(|c| to_unorm8(l[c] + (1.0 - l[3]) * f64::from(under[c]) / 255.0))
+                .collect();
+            worst = worst.max(max_difference(&expected, &mixed.pixel(x, y)[..3]));
+        }
+    }
+    assert!(worst <= 2, "splats over the cube differ by {worst}/255 from layer-over-cube");
+}
+
+#[test]
+fn two_overlapping_clouds_render_as_one_cloud_holding_both() {
+    let offset = Vec3::new(0.25, 0.05, -0.15);
+    let size = UVec2::new(160, 120);
+
+    let mut two = Headless::new();
+    let a = two.add_splats(angel());
+    two.spawn_cloud(a.clone(), Transform::IDENTITY);
+    two.spawn_cloud(a, Transform::from_translation(offset));
+    let camera = two.spawn_camera(angel_view(), projection(size), size, None);
+    let separate = two.render(&[camera]).unwrap().remove(0);
+
+    let one = angel();
+    let mut geometry = one.geometry().to_vec();
+    geometry.extend(one.geometry().iter().map(|g| SplatGeometry {
+        position: (Vec3::from_array(g.position) + offset).to_array(),
+        ..*g
+    }));
+    let mut sh = one.sh().to_vec();
+    sh.extend_from_slice(one.sh());
+    let merged = GaussianSplats::new(geometry, sh, one.sh_degree()).unwrap();
+    let mut single = Headless::new();
+    let m = single.add_splats(merged);
+    single.spawn_cloud(m, Transform::IDENTITY);
+    let camera = single.spawn_camera(angel_view(), projection(size), size, None);
+    let together = single.render(&[camera]).unwrap().remove(0);
+
+    let db = psnr(&separate.rgb(), &together.rgb());
+    let worst = max_difference(&separate.rgb(), &together.rgb());
+    println!("two clouds vs one: PSNR {db:.1} dB, max difference {worst}");
+    assert!(db >= 50.0 && worst <= 8, "PSNR {db:.1} dB, max difference {worst}");
+}
+
+fn render_alone(transform: Transform, size: UVec2, hdr: bool) -> Rgba8 {
+    let mut headless = Headless::new();
+    let a = headless.add_splats(angel());
+    headless.spawn_cloud(a, Transform::IDENTITY);
+    let camera = headless.spawn_camera(transform, projection(size), size, None);
+    if hdr {
+        headless.app.world_mut().entity_mut(camera.entity).insert(Hdr);
+    }
+    headless.render(&[camera]).unwrap().remove(0)
+}
+
+fn assert_same(a: &Rgba8, b: &Rgba8, what: &str) {
+    let worst = max_difference(&a.rgb(), &b.rgb());
+    assert!(worst <= 1, "{what}: max difference {worst}/255");
+}
+
+#[test]
+fn cameras_of_different_sizes_render_what_each_renders_alone() {
+    let (pose_a, size_a) = (angel_view(), UVec2::new(128, 96));
+    let (pose_b, size_b) = (
+        Transform::from_xyz(-1.5, 0.2, 1.0).looking_at(Vec3::ZERO, Vec3::Y),
+        UVec2::new(75, 50),
+    );
+    let mut both = Headless::new();
+    let a = both.add_splats(angel());
+    both.spawn_cloud(a, Transform::IDENTITY);
+    let cameras: Vec<HeadlessCamera> = vec![
+        both.spawn_camera(pose_a, projection(size_a), size_a, None),
+        both.spawn_camera(pose_b, projection(size_b), size_b, None),
+    ];
+    let images = both.render(&cameras).unwrap();
+    assert_same(&images[0], &render_alone(pose_a, size_a, false), "first camera");
+    assert_same(&images[1], &render_alone(pose_b, size_b, false), "second camera");
+}
+
+#[test]
+fn two_viewports_on_one_target_match_their_own_renders() {
+    let half = UVec2::new(80, 90);
+    let target = UVec2::new(160, 90);
+    let pose_left = angel_view();
+    let pose_right = Transform::from_xyz(-1.5, 0.2, 1.0).looking_at(Vec3::ZERO, Vec3::Y);
+
+    let mut split = Headless::new();
+    let a = split.add_splats(angel());
+    split.spawn_cloud(a, Transform::IDENTITY);
+    let left = split.spawn_camera(
+        pose_left,
+        projection(half),
+        target,
+        Some(Viewport { physical_position: UVec2::ZERO, physical_size: half, ..default() }),
+    );
+    let right = split.spawn_camera_on(
+        left.image.clone(),
+        pose_right,
+        projection(half),
+        target,
+        Some(Viewport { physical_position: UVec2::new(80, 0), physical_size: half, ..default() }),
+        1,
+    );
+    let image = split.render(&[left, right]).unwrap().remove(0);
+
+    let alone_left = render_alone(pose_left, half, false);
+    let alone_right = render_alone(pose_right, half, false);
+    let mut worst = 0;
+    for y in 0..half.y {
+        for x in 0..half.x {
+            worst = worst.max(max_difference(&image.pixel(x, y)[..3], &alone_left.pixel(x, y)[..3]));
+            worst = worst.max(max_difference(&image.pixel(x + 80, y)[..3], &alone_right.pixel(x, y)[..3]));
+        }
+    }
+    assert!(worst <= 1, "viewports differ from single renders by {worst}/255");
+}
+
+#[test]
+fn hdr_cameras_render_the_same_layer() {
+    let size = UVec2::new(96, 72);
+    let plain = render_alone(angel_view(), size, false);
+    let hdr = render_alone(angel_view(), size, true);
+    assert_same(&plain, &hdr, "HDR camera");
+}

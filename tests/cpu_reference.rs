@@ -1,0 +1,245 @@
+//! The GPU pipeline against the plain CPU rasterizer in `reference_raster` on tiny
+//! synthetic scenes, each aimed at one way a tile rasterizer can go wrong.
+
+#[path = "../examples/render/headless.rs"]
+mod headless;
+mod reference_raster;
+
+use bevy::math::{DMat4, UVec2};
+use bevy::prelude::PerspectiveProjection;
+use bevy::transform::components::Transform;
+use bevy_splat::GaussianSplats;
+use bevy_splat::asset::SplatGeometry;
+
+use headless::Headless;
+use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
+
+const SH_C0: f32 = 0.282_094_8;
+const FOV_Y: f32 = 1.0;
+const NEAR: f32 = 0.01;
+
+/// One splat, described in activated terms.
+#[derive(Clone, Copy)]
+struct Splat {
+    position: [f32; 3],
+    scale: [f32; 3],
+    rotation: [f32; 4],
+    opacity_logit: f32,
+    colour: [f32; 3],
+}
+
+impl Splat {
+    fn new(position: [f32; 3], scale: f32, opacity: f32, colour: [f32; 3]) -> Self {
+        Self {
+            position,
+            scale: [scale; 3],
+            rotation: [1.0, 0.0, 0.0, 0.0],
+            opacity_logit: (opacity / (1.0 - opacity)).ln(),
+            colour,
+        }
+    }
+
+    fn geometry(&self) -> SplatGeometry {
+        SplatGeometry {
+            position: self.position,
+            opacity_logit: self.opacity_logit,
+            rotation: self.rotation,
+            log_scale: self.scale.map(f32::ln),
+            _pad: 0.0,
+        }
+    }
+}
+
+fn cloud(splats: &[Splat]) -> GaussianSplats {
+    let geometry = splats.iter().map(Splat::geometry).collect();
+    let sh = splats
+        .iter()
+        .flat_map(|s| s.colour.map(|c| (c - 0.5) / SH_C0))
+        .collect();
+    GaussianSplats::new(geometry, sh, 0).unwrap()
+}
+
+/// Renders `splats` on the GPU and on the CPU from the origin looking down −Z, and
+/// returns the largest channel difference and the share of pixels off by more than 1.
+fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
+    let transform = Transform::IDENTITY;
+    let mut headless = Headless::new();
+    let projection = PerspectiveProjection {
+        fov: FOV_Y,
+        aspect_ratio: size.x as f32 / size.y as f32,
+        near: NEAR,
+        ..Default::default()
+    };
+    let handle = headless.add_splats(cloud.clone());
+    headless.spawn_cloud(handle, Transform::IDENTITY);
+    let camera = headless.spawn_camera(transform, projection, size, None);
+    let gpu = headless.render(std::slice::from_ref(&camera)).unwrap().remove(0);
+
+    let pinhole = PinholeCamera::from_bevy(&transform, FOV_Y, size.x, size.y, NEAR);
+    let cpu = rasterize(
+        &[CpuCloud {
+            geometry: cloud.geometry(),
+            sh: cloud.sh(),
+            sh_degree: cloud.sh_degree(),
+            world_from_cloud: DMat4::IDENTITY,
+        }],
+        &pinhole,
+    );
+    let mut worst = 0;
+    let mut off = 0;
+    let mut lit = 0;
+    for (i, pixel) in cpu.iter().enumerate() {
+        let x = (i as u32) % size.x;
+        let y = (i as u32) / size.x;
+        let ours = gpu.pixel(x, y);
+        let diff = (0..3).map(|c| ours[c].abs_diff(to_unorm8(pixel[c]))).max().unwrap_or(0);
+        worst = worst.max(diff);
+        lit += usize::from(pixel[3] > 0.01);
+        off += usize::from(diff > 1);
+    }
+    (worst, off as f64 / cpu.len() as f64, lit)
+}
+
+fn assert_matches(splats: &[Splat], size: UVec2) {
+    let (worst, share, lit) = compare_cloud(cloud(splats), size);
+    assert!(lit > 0, "the scene should draw something");
+    println!("max difference {worst}/255, {:.3}% of pixels off by more than 1", share * 100.0);
+    assert!(worst <= 2, "max difference {worst}/255 against the CPU reference");
+    assert!(share <= 0.001, "{:.3}% of pixels differ by more than 1/255", share * 100.0);
+}
+
+const SIZE: UVec2 = UVec2::new(72, 40);
+
+/// Where a pixel's centre is seen at depth `z` (≥ 0, in front) by the test camera.
+fn at_pixel(x: f32, y: f32, z: f32) -> [f32; 3] {
+    let f = SIZE.y as f32 / 2.0 / (FOV_Y / 2.0).tan();
+    let cx = SIZE.x as f32 / 2.0;
+    let cy = SIZE.y as f32 / 2.0;
+    [(x - cx) / f * z, -(y - cy) / f * z, -z]
+}
+
+#[test]
+fn splats_straddling_tile_borders() {
+    let splats = [
+        Splat::new(at_pixel(16.0, 16.0, 3.0), 0.08, 0.9, [1.0, 0.2, 0.1]),
+        Splat::new(at_pixel(32.0, 20.0, 2.5), 0.05, 0.6, [0.1, 0.9, 0.2]),
+        Splat::new(at_pixel(48.0, 32.0, 4.0), 0.2, 0.99, [0.2, 0.3, 1.0]),
+        Splat::new(at_pixel(70.0, 39.0, 3.0), 0.1, 0.8, [0.9, 0.9, 0.1]),
+        // Centre off-screen, body on it: no centre-only frustum test.
+        Splat::new(at_pixel(-6.0, 20.0, 3.0), 0.1, 0.95, [0.7, 0.1, 0.9]),
+    ];
+    assert_matches(&splats, SIZE);
+}
+
+#[test]
+fn one_splat_covering_the_screen() {
+    let mut big = Splat::new([0.0, 0.0, -2.0], 3.0, 0.7, [0.3, 0.6, 0.9]);
+    big.scale = [3.0, 1.5, 0.5];
+    big.rotation = [0.9, 0.1, 0.3, 0.2];
+    assert_matches(&[big], SIZE);
+}
+
+#[test]
+fn splats_behind_and_at_the_camera_are_culled() {
+    let splats = [
+        Splat::new([0.0, 0.0, 2.0], 0.5, 0.9, [1.0, 0.0, 0.0]),
+        Splat::new([0.0, 0.0, 0.0], 0.5, 0.9, [0.0, 1.0, 0.0]),
+        Splat::new([0.0, 0.0, -0.005], 0.5, 0.9, [0.0, 1.0, 1.0]),
+        Splat::new(at_pixel(36.0, 20.0, 3.0), 0.1, 0.9, [0.0, 0.0, 1.0]),
+    ];
+    assert_matches(&splats, SIZE);
+}
+
+#[test]
+fn invalid_values_never_draw() {
+    let good = Splat::new(at_pixel(36.0, 20.0, 3.0), 0.1, 0.9, [0.9, 0.5, 0.1]);
+    let mut splats = vec![good];
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut s = Splat::new(at_pixel(20.0, 20.0, 2.0), 0.3, 0.9, [0.0, 1.0, 0.0]);
+        s.position[1] = bad;
+        splats.push(s);
+        let mut s = Splat::new(at_pixel(20.0, 20.0, 2.0), 0.3, 0.9, [0.0, 1.0, 0.0]);
+        s.rotation[2] = bad;
+        splats.push(s);
+        let mut s = Splat::new(at_pixel(20.0, 20.0, 2.0), 0.3, 0.9, [0.0, 1.0, 0.0]);
+        s.colour[0] = bad;
+        splats.push(s);
+    }
+    let mut nan_scale = Splat::new(at_pixel(50.0, 20.0, 2.0), 0.3, 0.9, [0.0, 1.0, 0.0]);
+    nan_scale.scale[0] = f32::NAN;
+    let mut inf_scale = nan_scale;
+    inf_scale.scale[0] = f32::INFINITY;
+    let mut nan_opacity = nan_scale;
+    nan_opacity.scale = [0.3; 3];
+    nan_opacity.opacity_logit = f32::NAN;
+    splats.extend([nan_scale, inf_scale, nan_opacity]);
+    let (worst, share, lit) = compare_cloud(cloud(&splats), SIZE);
+    assert!(lit > 0 && worst <= 2 && share <= 0.001, "max difference {worst}, {share}");
+}
+
+#[test]
+fn zero_quaternions_and_zero_scales() {
+    let mut zero_q = Splat::new(at_pixel(20.0, 20.0, 2.0), 0.3, 0.9, [1.0, 0.0, 0.0]);
+    zero_q.rotation = [0.0; 4];
+    // Scale 0 (log-scale −∞): the 0.3 px screen blur still draws a dot.
+    let dot = Splat::new(at_pixel(50.5, 20.5, 2.0), 0.0, 0.95, [1.0, 1.0, 1.0]);
+    let mut flat = Splat::new(at_pixel(36.0, 10.0, 2.0), 0.2, 0.9, [0.2, 0.9, 0.4]);
+    flat.scale[2] = 0.0;
+    assert_matches(&[zero_q, dot, flat], SIZE);
+}
+
+#[test]
+fn opacity_zero_and_one() {
+    let mut opaque = Splat::new(at_pixel(24.0, 20.0, 3.0), 0.15, 0.5, [1.0, 0.5, 0.0]);
+    opaque.opacity_logit = f32::INFINITY;
+    let mut clear = Splat::new(at_pixel(48.0, 20.0, 3.0), 0.15, 0.5, [0.0, 0.5, 1.0]);
+    clear.opacity_logit = f32::NEG_INFINITY;
+    let nearly = Splat::new(at_pixel(36.0, 20.0, 2.0), 0.2, 0.999_999, [0.3, 1.0, 0.3]);
+    let faint = Splat::new(at_pixel(36.0, 30.0, 2.0), 0.2, 0.003, [1.0, 1.0, 1.0]);
+    assert_matches(&[opaque, clear, nearly, faint], SIZE);
+}
+
+#[test]
+fn nothing_visible_renders_black() {
+    let splats = [Splat::new([0.0, 0.0, 5.0], 0.5, 0.9, [1.0, 1.0, 1.0])];
+    let (worst, _, lit) = compare_cloud(cloud(&splats), SIZE);
+    assert_eq!((worst, lit), (0, 0));
+    let (worst, _, lit) = compare_cloud(cloud(&[]), SIZE);
+    assert_eq!((worst, lit), (0, 0));
+}
+
+#[test]
+fn one_pixel_image() {
+    let splats = [
+        Splat::new([0.0, 0.0, -2.0], 0.01, 0.8, [0.9, 0.2, 0.4]),
+        Splat::new([0.0, 0.0, -3.0], 0.5, 0.8, [0.1, 0.2, 0.9]),
+    ];
+    assert_matches(&splats, UVec2::ONE);
+}
+
+#[test]
+fn many_overlapping_splats_saturate_like_the_reference() {
+    // A deterministic pseudo-random scene dense enough that pixels reach T ≤ 1e-4.
+    let mut state = 0x2545_f491_u32;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state as f32 / u32::MAX as f32
+    };
+    let splats: Vec<Splat> = (0..400)
+        .map(|_| {
+            let z = 1.5 + 3.0 * next();
+            let mut s = Splat::new(
+                at_pixel(next() * 80.0 - 4.0, next() * 48.0 - 4.0, z),
+                0.02 + 0.15 * next(),
+                0.05 + 0.94 * next(),
+                [next(), next(), next()],
+            );
+            s.scale = [s.scale[0], s.scale[0] * (0.2 + next()), s.scale[0] * (0.2 + next())];
+            s.rotation = [next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5];
+            s
+        })
+        .collect();
+    assert_matches(&splats, SIZE);
+}

@@ -1,0 +1,479 @@
+//! GPU prefix scan and radix sort against CPU references (runs on lavapipe in CI).
+
+mod common;
+
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+use bevy_splat::render::radix_sort::{RadixSort, SORT_BLOCK, SortBuffers};
+use bevy_splat::render::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
+use common::gpu::Gpu;
+
+/// The counter buffer of every test holds n and the scan total side by side, at
+/// offsets that are not multiples of 256 (n is past the first 256 bytes).
+const COUNT_WORD: usize = 67;
+const TOTAL_WORD: usize = 3;
+const COUNTER_WORDS: usize = 80;
+const SENTINEL: u32 = 0xDEAD_BEEF;
+
+/// splitmix64
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..bound (bound > 0), slightly biased, fine for tests.
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+}
+
+fn counters(gpu: &Gpu, n: u32) -> wgpu::Buffer {
+    let mut words = vec![SENTINEL; COUNTER_WORDS];
+    words[COUNT_WORD] = n;
+    gpu.upload(&words, wgpu::BufferUsages::STORAGE)
+}
+
+#[track_caller]
+fn assert_same<T: PartialEq + Debug>(what: &str, got: &[T], want: &[T]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+        let to = (i + 4).min(got.len());
+        panic!(
+            "{what}: first mismatch at {i}: got {:?}, want {:?}",
+            &got[i..to],
+            &want[i..to]
+        );
+    }
+}
+
+/// Scans `n` random values held in a buffer of `capacity` (plus slack) and checks the
+/// prefix, the total, and that everything past n is untouched. Returns the GPU time.
+fn check_scan(gpu: &Gpu, scan: &PrefixScan, n: u32, capacity: u32, rng: &mut Rng) -> Duration {
+    assert!(n <= capacity);
+    // Values small enough for the total to fit in u32.
+    let max_value = (u64::from(u32::MAX) / u64::from(n.max(1))).min(1 << 20);
+    let input: Vec<u32> = (0..capacity as usize + 7)
+        .map(|_| rng.below(max_value + 1) as u32)
+        .collect();
+    let values = gpu.upload(&input, wgpu::BufferUsages::STORAGE);
+    let counter = counters(gpu, n);
+    let buffers = ScanBuffers::new(
+        &gpu.device,
+        scan,
+        capacity,
+        &values,
+        &counter,
+        (COUNT_WORD * 4) as u64,
+        &counter,
+        (TOTAL_WORD * 4) as u64,
+    );
+    let start = Instant::now();
+    gpu.run(|pass| scan.encode(pass, &buffers));
+    let elapsed = start.elapsed();
+
+    let mut want = input.clone();
+    let mut run = 0u32;
+    for v in &mut want[..n as usize] {
+        let x = *v;
+        *v = run;
+        run += x;
+    }
+    let got: Vec<u32> = gpu.read(&values, input.len());
+    assert_same(&format!("scan of {n} (capacity {capacity})"), &got, &want);
+    let mut want_counters = vec![SENTINEL; COUNTER_WORDS];
+    want_counters[COUNT_WORD] = n;
+    want_counters[TOTAL_WORD] = run;
+    let got_counters: Vec<u32> = gpu.read(&counter, COUNTER_WORDS);
+    assert_same(
+        &format!("scan of {n}: counters"),
+        &got_counters,
+        &want_counters,
+    );
+    elapsed
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Keys {
+    /// Uniform over the key bits.
+    Uniform,
+    /// 13 distinct keys spread over the key bits: long runs of equal keys.
+    FewDistinct,
+    /// Like the renderer's: a tile id (few hundred values) above 32 depth bits, from
+    /// few depths.
+    TileDepth,
+    /// Uniform over all 64 bits: the bits above `key_bits` must be ignored.
+    Unmasked,
+}
+
+fn make_keys(kind: Keys, n: usize, key_bits: u32, rng: &mut Rng) -> Vec<u64> {
+    let mask = if key_bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << key_bits) - 1
+    };
+    let few: Vec<u64> = (0..13).map(|_| rng.next()).collect();
+    (0..n)
+        .map(|_| match kind {
+            Keys::Uniform => rng.next() & mask,
+            Keys::FewDistinct => few[rng.below(few.len() as u64) as usize] & mask,
+            Keys::TileDepth => {
+                ((rng.below(300) << 32) | rng.below(5000).wrapping_mul(0x9E37_79B9)) & mask
+            }
+            Keys::Unmasked => rng.next(),
+        })
+        .collect()
+}
+
+/// Sorts `n` pairs (values = input index) on the GPU and checks them against a CPU
+/// stable sort by the low `key_bits` bits. Returns the GPU time.
+fn check_sort(
+    gpu: &Gpu,
+    sort: &RadixSort,
+    n: u32,
+    capacity: u32,
+    key_bits: u32,
+    kind: Keys,
+    rng: &mut Rng,
+) -> Duration {
+    let keys = make_keys(kind, n as usize, key_bits, rng);
+    let counter = counters(gpu, n);
+    let buffers = SortBuffers::new(
+        &gpu.device,
+        sort,
+        capacity,
+        &counter,
+        (COUNT_WORD * 4) as u64,
+    );
+    assert_eq!(buffers.capacity(), capacity);
+    if n > 0 {
+        let values: Vec<u32> = (0..n).collect();
+        gpu.queue
+            .write_buffer(&buffers.keys[0], 0, bytemuck::cast_slice(&keys));
+        gpu.queue
+            .write_buffer(&buffers.values[0], 0, bytemuck::cast_slice(&values));
+    }
+    let mut result = usize::MAX;
+    let start = Instant::now();
+    gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
+    let elapsed = start.elapsed();
+    assert_eq!(
+        result,
+        key_bits.div_ceil(8) as usize % 2,
+        "result buffer index"
+    );
+
+    let mask = if key_bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << key_bits) - 1
+    };
+    let mut order: Vec<u32> = (0..n).collect();
+    order.sort_by_key(|&i| keys[i as usize] & mask); // stable
+    let want_keys: Vec<u64> = order.iter().map(|&i| keys[i as usize]).collect();
+    let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
+    let got_keys: Vec<u64> = gpu.read(&buffers.keys[result], n as usize);
+    let what = format!("sort of {n} ({kind:?}, {key_bits} bits)");
+    assert_same(&format!("{what}: keys"), &got_keys, &want_keys);
+    assert_same(&format!("{what}: values (stability)"), &got_values, &order);
+    elapsed
+}
+
+#[test]
+fn prefix_scan_matches_cpu() {
+    let gpu = Gpu::new();
+    let scan = PrefixScan::new(&gpu.device);
+    let mut rng = Rng(1);
+    let big = (1 << 24) + 3;
+    let cases: &[(u32, u32)] = &[
+        (0, 0),
+        (0, 100),
+        (1, 1),
+        (255, 300),
+        (256, 256),
+        (257, 5000),
+        (SCAN_BLOCK, SCAN_BLOCK),
+        (SCAN_BLOCK + 1, 2 * SCAN_BLOCK),
+        (65_537, 65_600),
+        (1_000_000, 1_000_000),
+        // three levels
+        (big, big),
+    ];
+    eprintln!("prefix scan on {}", gpu.describe());
+    for &(n, capacity) in cases {
+        let t = check_scan(&gpu, &scan, n, capacity, &mut rng);
+        eprintln!("  scan n = {n:>9} (capacity {capacity:>9}): {t:.2?}");
+    }
+}
+
+#[test]
+fn radix_sort_matches_cpu_stable_sort() {
+    let gpu = Gpu::new();
+    let sort = RadixSort::new(&gpu.device);
+    let mut rng = Rng(2);
+    let bits = [1, 7, 8, 9, 31, 32, 33, 43, 64];
+    let kinds = [
+        Keys::Uniform,
+        Keys::FewDistinct,
+        Keys::TileDepth,
+        Keys::Unmasked,
+    ];
+    eprintln!("radix sort on {}", gpu.describe());
+    let mut case = 0;
+    for n in [0, 1, 255, 256, 257, SORT_BLOCK + 1, 65_537] {
+        let start = Instant::now();
+        for key_bits in bits {
+            let kind = kinds[case % kinds.len()];
+            case += 1;
+            // Some cases with room to spare.
+            let capacity = if case % 3 == 0 { n + 1000 } else { n };
+            check_sort(&gpu, &sort, n, capacity, key_bits, kind, &mut rng);
+        }
+        eprintln!("  sort n = {n:>9}, all key widths: {:.2?}", start.elapsed());
+    }
+    for (key_bits, kind) in [
+        (9, Keys::FewDistinct),
+        (32, Keys::Uniform),
+        (43, Keys::TileDepth),
+        (64, Keys::Uniform),
+    ] {
+        let n = 1_000_000;
+        let t = check_sort(&gpu, &sort, n, n, key_bits, kind, &mut rng);
+        eprintln!("  sort n = {n:>9}, {key_bits:>2} bits ({kind:?}): {t:.2?}");
+    }
+}
+
+/// Every kernel runs on 2-D grids once its workgroup count passes the device's
+/// per-dimension limit (65,535). The data that takes on lavapipe is past its 128 MiB
+/// binding limit, so this lowers the grid limit to exercise the same path, including
+/// surplus groups in the last row. Devices with large bindings also run a scan with
+/// more than 65,535 workgroups for real.
+#[test]
+fn grids_beyond_dispatch_limit() {
+    let gpu = Gpu::new();
+    let mut rng = Rng(3);
+    for max_x in [1, 7] {
+        let scan = PrefixScan::with_max_workgroups_per_dimension(&gpu.device, max_x);
+        for n in [0, 3000, 1_000_000] {
+            check_scan(&gpu, &scan, n, n, &mut rng);
+        }
+        let sort = RadixSort::with_max_workgroups_per_dimension(&gpu.device, max_x);
+        for (n, key_bits) in [(65_537, 43), (1_000_000, 20)] {
+            check_sort(&gpu, &sort, n, n, key_bits, Keys::TileDepth, &mut rng);
+        }
+    }
+
+    let limits = gpu.device.limits();
+    let groups = u64::from(limits.max_compute_workgroups_per_dimension) + 2;
+    let n = groups * u64::from(SCAN_BLOCK) - 100;
+    if n * 4 > limits.max_storage_buffer_binding_size {
+        eprintln!(
+            "real > {} workgroup scan skipped: {} byte binding limit",
+            limits.max_compute_workgroups_per_dimension, limits.max_storage_buffer_binding_size
+        );
+        return;
+    }
+    let scan = PrefixScan::new(&gpu.device);
+    let t = check_scan(&gpu, &scan, n as u32, n as u32, &mut rng);
+    eprintln!("scan of {n} ({groups} workgroups): {t:.2?}");
+}
+
+/// GPU time of one compute pass recorded by `f`, from timestamp queries.
+fn timed_pass(gpu: &Gpu, f: impl FnOnce(&mut wgpu::ComputePass<'_>)) -> Duration {
+    let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("bench timestamps"),
+        ty: wgpu::QueryType::Timestamp,
+        count: 2,
+    });
+    let resolved = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench timestamps"),
+        size: 16,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("bench pass"),
+            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                query_set: &queries,
+                beginning_of_pass_write_index: Some(0),
+                end_of_pass_write_index: Some(1),
+            }),
+        });
+        f(&mut pass);
+    }
+    encoder.resolve_query_set(&queries, 0..2, &resolved, 0);
+    gpu.queue.submit([encoder.finish()]);
+    let ticks: Vec<u64> = gpu.read(&resolved, 2);
+    let ns = ticks[1].saturating_sub(ticks[0]) as f64 * f64::from(gpu.queue.get_timestamp_period());
+    Duration::from_nanos(ns as u64)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Timings for a real GPU (lavapipe's say nothing):
+/// `cargo test --test gpu_sort -- --ignored --nocapture`. `BENCH_PAIRS` sets the pair
+/// count (default 30M, the renderer's load for a 5.8M-splat scene).
+#[test]
+#[ignore = "benchmark, for real GPUs"]
+fn benchmark_sort_and_scan() {
+    let gpu = Gpu::new();
+    eprintln!("benchmark on {}", gpu.describe());
+    let features = gpu.device.features();
+    if !features
+        .contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+    {
+        eprintln!("no timestamp queries inside passes: skipped");
+        return;
+    }
+    let limit = gpu.device.limits().max_storage_buffer_binding_size / 8;
+    let n: u32 = std::env::var("BENCH_PAIRS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30_000_000u32)
+        .min(limit as u32);
+    let sort = RadixSort::new(&gpu.device);
+    let counter = counters(&gpu, n);
+    let buffers = SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
+    eprintln!(
+        "sort buffers for {n} pairs: {:.1} MiB",
+        buffers.gpu_bytes() as f64 / (1 << 20) as f64
+    );
+    let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some("bench timestamps"),
+        ty: wgpu::QueryType::Timestamp,
+        count: 25,
+    });
+    let resolved = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench timestamps"),
+        size: 25 * 8,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let period = f64::from(gpu.queue.get_timestamp_period());
+    let values: Vec<u32> = (0..n).collect();
+    let pristine_values = gpu.upload(&values, wgpu::BufferUsages::COPY_SRC);
+    let mut rng = Rng(4);
+    let configs: [(&str, u32, &dyn Fn(&mut Rng) -> u64); 4] = [
+        // 13 tile bits (8160 tiles, 1080p) above 32 depth bits, as the renderer sorts.
+        ("tile+depth", 45, &|r: &mut Rng| {
+            (r.below(8160) << 32) | (r.next() & 0xFFFF_FFFF)
+        }),
+        ("uniform", 64, &|r: &mut Rng| r.next()),
+        ("uniform", 8, &|r: &mut Rng| r.next()),
+        // every digit equal: the worst case for workgroup atomics
+        ("constant", 32, &|_: &mut Rng| 0x1234_5678),
+    ];
+    for (name, key_bits, make) in configs {
+        let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
+        let pristine_keys = gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC);
+        let passes = key_bits.div_ceil(8) as usize;
+        let mut runs: Vec<Vec<f64>> = Vec::new();
+        let mut result = 0;
+        // 5 warm-up runs (clocks ramp up after the CPU-side work), then 7 timed.
+        for run in 0..12 {
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&pristine_keys, 0, &buffers.keys[0], 0, u64::from(n) * 8);
+            encoder.copy_buffer_to_buffer(
+                &pristine_values,
+                0,
+                &buffers.values[0],
+                0,
+                u64::from(n) * 4,
+            );
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                result = sort.encode_profiled(&mut pass, &buffers, key_bits, &queries);
+            }
+            let stamps = 1 + 3 * passes as u32;
+            encoder.resolve_query_set(&queries, 0..stamps, &resolved, 0);
+            gpu.queue.submit([encoder.finish()]);
+            let ticks: Vec<u64> = gpu.read(&resolved, stamps as usize);
+            if run < 5 {
+                continue;
+            }
+            runs.push(
+                ticks
+                    .windows(2)
+                    .map(|w| w[1].saturating_sub(w[0]) as f64 * period / 1e6)
+                    .collect(),
+            );
+        }
+        let total = |r: &Vec<f64>| r.iter().sum::<f64>();
+        runs.sort_by(|a, b| total(a).total_cmp(&total(b)));
+        let mid = &runs[runs.len() / 2];
+        let steps: Vec<String> = mid
+            .chunks(3)
+            .map(|c| format!("{:.3}+{:.3}+{:.3}", c[0], c[1], c[2]))
+            .collect();
+        eprintln!(
+            "sort {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of 7), {:.0} Mpairs/s; per pass count+scan+scatter ms: {}",
+            total(mid),
+            f64::from(n) / total(mid) / 1e3,
+            steps.join(" | ")
+        );
+        // Full check in O(n): a permutation, keys carried along, sorted, stable.
+        let mask = if key_bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << key_bits) - 1
+        };
+        let got_keys: Vec<u64> = gpu.read(&buffers.keys[result], n as usize);
+        let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
+        let mut seen = vec![false; n as usize];
+        for i in 0..n as usize {
+            let v = got_values[i] as usize;
+            assert!(
+                !seen[v] && got_keys[i] == keys[v],
+                "pair {i} is not an input pair"
+            );
+            seen[v] = true;
+            if i > 0 {
+                let (a, b) = (got_keys[i - 1] & mask, got_keys[i] & mask);
+                assert!(
+                    a < b || (a == b && got_values[i - 1] < got_values[i]),
+                    "pairs {} and {i} out of order",
+                    i - 1
+                );
+            }
+        }
+    }
+
+    let scan = PrefixScan::new(&gpu.device);
+    for m in [5_800_000u32, 30_000_000] {
+        let values = gpu.upload(&vec![1u32; m as usize], wgpu::BufferUsages::STORAGE);
+        let counter = counters(&gpu, m);
+        let buffers = ScanBuffers::new(
+            &gpu.device,
+            &scan,
+            m,
+            &values,
+            &counter,
+            (COUNT_WORD * 4) as u64,
+            &counter,
+            (TOTAL_WORD * 4) as u64,
+        );
+        // Rescanning scanned values only changes the numbers, not the work.
+        for _ in 0..5 {
+            timed_pass(&gpu, |pass| scan.encode(pass, &buffers));
+        }
+        let times: Vec<Duration> = (0..7)
+            .map(|_| timed_pass(&gpu, |pass| scan.encode(pass, &buffers)))
+            .collect();
+        let t = median(times);
+        eprintln!(
+            "scan {m} values: {t:.3?} median of 7, {:.0} GB/s (12 bytes per value)",
+            f64::from(m) * 12.0 / t.as_secs_f64() / 1e9
+        );
+    }
+}
