@@ -11,7 +11,7 @@
 //! Without an argument the file goes to the temp dir and is deleted afterwards.
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bevy_splat::asset::ply::decode;
@@ -62,7 +62,7 @@ fn main() -> std::io::Result<()> {
 }
 
 /// Writes `source`'s body `copies` times under a header with the vertex count scaled.
-fn write_replicated(source: &[u8], path: &PathBuf) -> std::io::Result<usize> {
+fn write_replicated(source: &[u8], path: &Path) -> std::io::Result<usize> {
     const END: &[u8] = b"end_header\n";
     let header_len = source
         .windows(END.len())

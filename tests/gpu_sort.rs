@@ -327,6 +327,8 @@ fn median(mut times: Vec<Duration>) -> Duration {
 #[test]
 #[ignore = "benchmark, for real GPUs"]
 fn benchmark_sort_and_scan() {
+    const ITERATIONS: usize = 12;
+    const WARM_UP: usize = 4;
     let gpu = Gpu::new();
     eprintln!("benchmark on {}", gpu.describe());
     let features = gpu.device.features();
@@ -349,14 +351,18 @@ fn benchmark_sort_and_scan() {
         "sort buffers for {n} pairs: {:.1} MiB",
         buffers.gpu_bytes() as f64 / (1 << 20) as f64
     );
-    let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-        label: Some("bench timestamps"),
-        ty: wgpu::QueryType::Timestamp,
-        count: 25,
-    });
+    let queries: Vec<wgpu::QuerySet> = (0..ITERATIONS)
+        .map(|_| {
+            gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("bench timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 25,
+            })
+        })
+        .collect();
     let resolved = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("bench timestamps"),
-        size: 25 * 8,
+        size: 256 * ITERATIONS as u64,
         usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
         mapped_at_creation: false,
     });
@@ -378,11 +384,12 @@ fn benchmark_sort_and_scan() {
         let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
         let pristine_keys = gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC);
         let passes = key_bits.div_ceil(8) as usize;
-        let mut runs: Vec<Vec<f64>> = Vec::new();
+        let stamps = 1 + 3 * passes as u32;
+        // All iterations back to back in one submission, so that the clocks stay up;
+        // the first few are warm-up.
         let mut result = 0;
-        // 5 warm-up runs (clocks ramp up after the CPU-side work), then 7 timed.
-        for run in 0..12 {
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        for q in &queries {
             encoder.copy_buffer_to_buffer(&pristine_keys, 0, &buffers.keys[0], 0, u64::from(n) * 8);
             encoder.copy_buffer_to_buffer(
                 &pristine_values,
@@ -391,24 +398,22 @@ fn benchmark_sort_and_scan() {
                 0,
                 u64::from(n) * 4,
             );
-            {
-                let mut pass = encoder.begin_compute_pass(&Default::default());
-                result = sort.encode_profiled(&mut pass, &buffers, key_bits, &queries);
-            }
-            let stamps = 1 + 3 * passes as u32;
-            encoder.resolve_query_set(&queries, 0..stamps, &resolved, 0);
-            gpu.queue.submit([encoder.finish()]);
-            let ticks: Vec<u64> = gpu.read(&resolved, stamps as usize);
-            if run < 5 {
-                continue;
-            }
-            runs.push(
-                ticks
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            result = sort.encode_profiled(&mut pass, &buffers, key_bits, q);
+        }
+        for (k, q) in queries.iter().enumerate() {
+            encoder.resolve_query_set(q, 0..stamps, &resolved, 256 * k as u64);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let ticks: Vec<u64> = gpu.read(&resolved, 32 * ITERATIONS);
+        let mut runs: Vec<Vec<f64>> = (WARM_UP..ITERATIONS)
+            .map(|k| {
+                ticks[32 * k..32 * k + stamps as usize]
                     .windows(2)
                     .map(|w| w[1].saturating_sub(w[0]) as f64 * period / 1e6)
-                    .collect(),
-            );
-        }
+                    .collect()
+            })
+            .collect();
         let total = |r: &Vec<f64>| r.iter().sum::<f64>();
         runs.sort_by(|a, b| total(a).total_cmp(&total(b)));
         let mid = &runs[runs.len() / 2];
@@ -417,8 +422,10 @@ fn benchmark_sort_and_scan() {
             .map(|c| format!("{:.3}+{:.3}+{:.3}", c[0], c[1], c[2]))
             .collect();
         eprintln!(
-            "sort {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of 7), {:.0} Mpairs/s; per pass count+scan+scatter ms: {}",
+            "sort {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of {}), {:.0} Mpairs/s; \
+             per pass count+scan+scatter ms: {}",
             total(mid),
+            ITERATIONS - WARM_UP,
             f64::from(n) / total(mid) / 1e3,
             steps.join(" | ")
         );
@@ -463,16 +470,21 @@ fn benchmark_sort_and_scan() {
             &counter,
             (TOTAL_WORD * 4) as u64,
         );
-        // Rescanning scanned values only changes the numbers, not the work.
-        for _ in 0..5 {
-            timed_pass(&gpu, |pass| scan.encode(pass, &buffers));
-        }
-        let times: Vec<Duration> = (0..7)
-            .map(|_| timed_pass(&gpu, |pass| scan.encode(pass, &buffers)))
+        // Rescanning scanned values only changes the numbers, not the work. Ten scans
+        // per pass, back to back.
+        timed_pass(&gpu, |pass| scan.encode(pass, &buffers));
+        let times: Vec<Duration> = (0..5)
+            .map(|_| {
+                timed_pass(&gpu, |pass| {
+                    for _ in 0..10 {
+                        scan.encode(pass, &buffers);
+                    }
+                }) / 10
+            })
             .collect();
         let t = median(times);
         eprintln!(
-            "scan {m} values: {t:.3?} median of 7, {:.0} GB/s (12 bytes per value)",
+            "scan {m} values: {t:.3?} median of 5, {:.0} GB/s (12 bytes per value)",
             f64::from(m) * 12.0 / t.as_secs_f64() / 1e9
         );
     }

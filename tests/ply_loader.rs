@@ -1,5 +1,6 @@
 //! The PLY decoder (`bevy_splat::asset::ply`): real files, the three encodings of the
-//! same splats, malformed input, and NaN/Inf handling. Fuzz-found regressions at the end.
+//! same splats, malformed input, and NaN/Inf handling. Inputs that fuzzing (fuzz/)
+//! finds to crash or hang go at the end as regression tests.
 
 use bevy_splat::asset::ply::{DecodedSplats, PlyError, SplatGeometry, decode};
 
@@ -948,3 +949,6 @@ fn non_finite_values_load_and_are_counted() {
     assert!(d.geometry[1].position[0].is_nan());
     assert_eq!(d.geometry[1].opacity_logit, f32::INFINITY);
 }
+
+// ---------------------------------------------------------------------------------
+// Regressions found by fuzzing: none so far (fuzz/README.md says how to run it).

@@ -17,10 +17,8 @@ use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use bevy_splat::{GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatComposite, SplatStats};
 
-/// Frames rendered after the scene is ready before images are read: the GPU reports
-/// each view's pair count a frame or two late, and a view that outgrew its buffers
-/// renders completely from the frame after.
-const SETTLE_FRAMES: u64 = 4;
+/// Frames to wait for a camera that never reports splat counts (it sees no cloud).
+const NO_SPLAT_FRAMES: u32 = 8;
 /// Give up after this many frames.
 const MAX_FRAMES: u32 = 600;
 
@@ -171,27 +169,35 @@ impl Headless {
         }
     }
 
-    /// Renders until every splat camera has drawn complete frames, then reads back
-    /// each camera's image.
+    /// Renders until every splat camera has drawn a complete frame (its buffers held
+    /// every tile pair), then reads back each camera's image.
     pub fn render(&mut self, cameras: &[HeadlessCamera]) -> Result<Vec<Rgba8>, String> {
-        let mut settled = 0;
         for frame in 0..MAX_FRAMES {
             self.app.update();
-            if let Some(exit) = self.app.world_mut().resource_mut::<Messages<AppExit>>().drain().next() {
+            if let Some(exit) = self
+                .app
+                .world_mut()
+                .resource_mut::<Messages<AppExit>>()
+                .drain()
+                .next()
+            {
                 return Err(format!("the app exited early: {exit:?}"));
             }
             let stats = self.app.world().resource::<SplatStats>().clone();
-            let complete = cameras.iter().all(|camera| {
-                stats
-                    .get(camera.entity)
-                    .is_none_or(|s| s.tile_pairs_kept == s.tile_pairs)
+            // Buffers only grow, so once a reported frame was complete every later
+            // frame of the same scene is too. A camera that draws no splats never
+            // reports: give it a few frames.
+            let complete = cameras.iter().all(|camera| match stats.get(camera.entity) {
+                Some(s) => s.gpu_reports > 0 && s.tile_pairs_kept == s.tile_pairs,
+                None => frame >= NO_SPLAT_FRAMES,
             });
-            settled = if complete { settled + 1 } else { 0 };
-            if settled >= SETTLE_FRAMES && frame >= 2 {
+            if complete {
                 return cameras.iter().map(|camera| self.read_back(camera)).collect();
             }
         }
-        Err(format!("splat frames were still incomplete after {MAX_FRAMES} frames"))
+        Err(format!(
+            "splat frames were still incomplete after {MAX_FRAMES} frames"
+        ))
     }
 
     pub fn read_back(&mut self, camera: &HeadlessCamera) -> Result<Rgba8, String> {

@@ -159,6 +159,7 @@ pub fn prepare_splat_views(
                 s.visible_splats = counts.visible_splats;
                 s.tile_pairs = counts.pairs_needed;
                 s.tile_pairs_kept = counts.pairs_kept;
+                s.gpu_reports += 1;
             });
             if counts.pairs_needed > pairs {
                 let grown = counts.pairs_needed.saturating_add(counts.pairs_needed / 4);

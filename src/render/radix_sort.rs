@@ -154,7 +154,11 @@ impl RadixSort {
                 "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
                  const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\nconst RAKE: u32 = {RAKE}u;\n"
             ),
-            SORT_SHADER,
+            // TEMP-EXPERIMENT: remove
+            &std::env::var("BEVY_SPLAT_SORT_WGSL")
+                .ok()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .unwrap_or_else(|| SORT_SHADER.to_string()),
         );
         let setup = compute_pipeline(
             device,

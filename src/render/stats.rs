@@ -18,6 +18,8 @@ pub struct SplatViewStats {
     pub tile_pairs_kept: u32,
     /// Frames rendered for this camera so far.
     pub frames: u64,
+    /// How many frames' counts have come back from the GPU so far.
+    pub gpu_reports: u64,
 }
 
 /// Splat statistics per camera entity (main world), updated a frame or two late.
