@@ -85,7 +85,10 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-        let number = |v: String| v.parse::<u32>().map_err(|_| format!("{flag}: not a number: {v}"));
+        let number = |v: String| {
+            v.parse::<u32>()
+                .map_err(|_| format!("{flag}: not a number: {v}"))
+        };
         match flag.as_str() {
             "--ply" => args.ply = value()?.into(),
             "--angel-grid" => args.angel_grid = Some(number(value()?)?),
@@ -123,8 +126,11 @@ fn summary(values: &[f64]) -> (f64, f64, f64) {
 
 fn run() -> Result<(), String> {
     let args = parse_args()?;
-    let bytes = std::fs::read(&args.ply).map_err(|e| format!("cannot read {}: {e}", args.ply.display()))?;
-    let splats = GaussianSplats::from(ply::decode(&bytes).map_err(|e| format!("{}: {e}", args.ply.display()))?);
+    let bytes =
+        std::fs::read(&args.ply).map_err(|e| format!("cannot read {}: {e}", args.ply.display()))?;
+    let splats = GaussianSplats::from(
+        ply::decode(&bytes).map_err(|e| format!("{}: {e}", args.ply.display()))?,
+    );
     let splat_count = splats.len();
 
     let mut headless = Headless::with(|app| {
@@ -137,24 +143,48 @@ fn run() -> Result<(), String> {
         for i in 0..k {
             for j in 0..k {
                 let offset = |n: u32| (n as f32 - (k as f32 - 1.0) / 2.0) * 1.8;
-                headless.spawn_cloud(handle.clone(), Transform::from_xyz(offset(i), 0.0, offset(j)));
+                headless.spawn_cloud(
+                    handle.clone(),
+                    Transform::from_xyz(offset(i), 0.0, offset(j)),
+                );
             }
         }
         let eye = Transform::from_xyz(0.0, 0.5 * g, -1.2 * g).looking_at(Vec3::ZERO, Vec3::Y);
-        (k * k, eye, perspective(args.fov_degrees, args.size), args.size)
+        (
+            k * k,
+            eye,
+            perspective(args.fov_degrees, args.size),
+            args.size,
+        )
     } else if let Some(path) = &args.cameras {
-        let json = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let cameras = InriaCamera::parse_all(&json).map_err(|e| format!("{}: {e}", path.display()))?;
-        let camera = cameras
-            .get(args.camera_index)
-            .ok_or(format!("{} has no camera {}", path.display(), args.camera_index))?;
+        let json = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let cameras =
+            InriaCamera::parse_all(&json).map_err(|e| format!("{}: {e}", path.display()))?;
+        let camera = cameras.get(args.camera_index).ok_or(format!(
+            "{} has no camera {}",
+            path.display(),
+            args.camera_index
+        ))?;
         headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
-        (1, camera.transform(), camera.projection(0.01), UVec2::new(camera.width, camera.height))
+        (
+            1,
+            camera.transform(),
+            camera.projection(0.01),
+            UVec2::new(camera.width, camera.height),
+        )
     } else {
-        let eye = args.eye.ok_or("give --angel-grid K, --cameras FILE or --eye X,Y,Z")?;
+        let eye = args
+            .eye
+            .ok_or("give --angel-grid K, --cameras FILE or --eye X,Y,Z")?;
         headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
         let transform = Transform::from_translation(eye).looking_at(args.target, Vec3::Y);
-        (1, transform, perspective(args.fov_degrees, args.size), args.size)
+        (
+            1,
+            transform,
+            perspective(args.fov_degrees, args.size),
+            args.size,
+        )
     };
     let camera = headless.spawn_camera(camera_transform, projection, size, None);
 
@@ -168,19 +198,31 @@ fn run() -> Result<(), String> {
     let mut last_seen: BTreeMap<&str, std::time::Instant> = BTreeMap::new();
     let paths: Vec<(&str, DiagnosticPath)> = STAGES
         .iter()
-        .map(|s| (*s, DiagnosticPath::new(format!("render/gaussian_splats/{s}/elapsed_gpu"))))
-        .chain([("total", DiagnosticPath::new("render/gaussian_splats/elapsed_gpu"))])
+        .map(|s| {
+            (
+                *s,
+                DiagnosticPath::new(format!("render/gaussian_splats/{s}/elapsed_gpu")),
+            )
+        })
+        .chain([(
+            "total",
+            DiagnosticPath::new("render/gaussian_splats/elapsed_gpu"),
+        )])
         .collect();
     let mut frames = 0;
     while samples.get("total").map_or(0, Vec::len) < args.frames {
         headless.app.update();
         frames += 1;
         if frames > args.frames * 4 + 100 {
-            return Err("GPU timings did not arrive: does the adapter support timestamp queries?".into());
+            return Err(
+                "GPU timings did not arrive: does the adapter support timestamp queries?".into(),
+            );
         }
         let store = headless.app.world().resource::<DiagnosticsStore>();
         for (name, path) in &paths {
-            let Some(m) = store.get(path).and_then(|d| d.measurement()) else { continue };
+            let Some(m) = store.get(path).and_then(|d| d.measurement()) else {
+                continue;
+            };
             if last_seen.get(name) != Some(&m.time) {
                 last_seen.insert(name, m.time);
                 samples.entry(name).or_default().push(m.value);
@@ -188,21 +230,37 @@ fn run() -> Result<(), String> {
         }
     }
 
-    let stats = headless.app.world().resource::<SplatStats>().get(camera.entity).unwrap_or_default();
+    let stats = headless
+        .app
+        .world()
+        .resource::<SplatStats>()
+        .get(camera.entity)
+        .unwrap_or_default();
     let memory = headless.app.world().resource::<SplatMemory>().bytes();
     let total_splats = splat_count as u64 * u64::from(clouds);
 
-    println!("scene: {} splats ({clouds} cloud(s)), {}×{}", total_splats, size.x, size.y);
-    println!("visible splats: {}, tile pairs: {}", stats.visible_splats, stats.tile_pairs);
+    println!(
+        "scene: {} splats ({clouds} cloud(s)), {}×{}",
+        total_splats, size.x, size.y
+    );
+    println!(
+        "visible splats: {}, tile pairs: {}",
+        stats.visible_splats, stats.tile_pairs
+    );
     println!(
         "GPU memory held by the plugin: {:.1} MiB ({:.1} B per splat)",
         memory as f64 / 1048576.0,
         memory as f64 / total_splats as f64
     );
-    println!("{:<12} {:>10} {:>10} {:>10}   (ms, {} frames)", "pass", "median", "p10", "p90", args.frames);
+    println!(
+        "{:<12} {:>10} {:>10} {:>10}   (ms, {} frames)",
+        "pass", "median", "p10", "p90", args.frames
+    );
     let mut json_passes = serde_json::Map::new();
     for name in STAGES.iter().copied().chain(["total"]) {
-        let Some(values) = samples.get(name).filter(|v| !v.is_empty()) else { continue };
+        let Some(values) = samples.get(name).filter(|v| !v.is_empty()) else {
+            continue;
+        };
         let (median, p10, p90) = summary(values);
         println!("{name:<12} {median:>10.3} {p10:>10.3} {p90:>10.3}");
         json_passes.insert(
@@ -226,8 +284,14 @@ fn run() -> Result<(), String> {
     }
     if let Some(path) = &args.png {
         let image = headless.read_back(&camera)?;
-        image::save_buffer(path, &image.rgb(), image.width, image.height, image::ExtendedColorType::Rgb8)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        image::save_buffer(
+            path,
+            &image.rgb(),
+            image.width,
+            image.height,
+            image::ExtendedColorType::Rgb8,
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
 }

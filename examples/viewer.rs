@@ -72,9 +72,12 @@ fn main() -> AppExit {
             FrameTimeDiagnosticsPlugin::default(),
         ))
         .insert_resource(ClearColor(Color::srgb(0.08, 0.08, 0.1)))
-        .add_systems(Startup, move |mut commands: Commands, assets: Res<AssetServer>| {
-            setup(&mut commands, &assets, &file, opencv)
-        })
+        .add_systems(
+            Startup,
+            move |mut commands: Commands, assets: Res<AssetServer>| {
+                setup(&mut commands, &assets, &file, opencv)
+            },
+        )
         .add_systems(Update, (frame_cloud, update_hud))
         .run()
 }
@@ -86,7 +89,10 @@ fn setup(commands: &mut Commands, assets: &AssetServer, file: &str, opencv: bool
     } else {
         Quat::IDENTITY
     };
-    commands.spawn((GaussianCloud(cloud.clone()), Transform::from_rotation(rotation)));
+    commands.spawn((
+        GaussianCloud(cloud.clone()),
+        Transform::from_rotation(rotation),
+    ));
     commands.insert_resource(Scene {
         cloud,
         started: Instant::now(),
@@ -169,6 +175,10 @@ fn update_hud(
         .and_then(|fps| fps.smoothed())
         .unwrap_or(0.0);
     for mut text in &mut hud {
-        text.0 = format!("{} splats · SH {} · {fps:.0} fps", cloud.len(), cloud.sh_degree());
+        text.0 = format!(
+            "{} splats · SH {} · {fps:.0} fps",
+            cloud.len(),
+            cloud.sh_degree()
+        );
     }
 }

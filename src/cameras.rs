@@ -67,14 +67,20 @@ impl InriaCamera {
             return fail(format!("zero-size image {}×{}", self.width, self.height));
         }
         if self.width > 16_384 || self.height > 16_384 {
-            return fail(format!("image {}×{} is larger than 16384", self.width, self.height));
+            return fail(format!(
+                "image {}×{} is larger than 16384",
+                self.width, self.height
+            ));
         }
         let numbers = self.position.iter().chain(self.rotation.iter().flatten());
         if !numbers.chain([&self.fx, &self.fy]).all(|v| v.is_finite()) {
             return fail("non-finite position, rotation or focal length".into());
         }
         if self.fx <= 0.0 || self.fy <= 0.0 {
-            return fail(format!("focal lengths must be positive, got fx {} fy {}", self.fx, self.fy));
+            return fail(format!(
+                "focal lengths must be positive, got fx {} fy {}",
+                self.fx, self.fy
+            ));
         }
         if ((self.fx - self.fy) / self.fy).abs() > SQUARE_PIXELS {
             return fail(format!(
@@ -153,7 +159,13 @@ mod tests {
         let bad = InriaCamera::parse_all(&camera_json(10, 10.0, "[[2,0,0],[0,1,0],[0,0,1]]"))
             .unwrap_err();
         assert!(bad.to_string().contains("rotation"), "{bad}");
-        assert!(matches!(InriaCamera::parse_all("[]"), Err(CameraFileError::Empty)));
-        assert!(matches!(InriaCamera::parse_all("{"), Err(CameraFileError::Json(_))));
+        assert!(matches!(
+            InriaCamera::parse_all("[]"),
+            Err(CameraFileError::Empty)
+        ));
+        assert!(matches!(
+            InriaCamera::parse_all("{"),
+            Err(CameraFileError::Json(_))
+        ));
     }
 }

@@ -1,7 +1,9 @@
 use bevy::asset::prelude::AssetChanged;
 use bevy::asset::{AsAssetId, AssetId, Assets, Handle};
 use bevy::camera::primitives::Aabb;
-use bevy::camera::visibility::{NoFrustumCulling, Visibility, VisibilityClass, add_visibility_class};
+use bevy::camera::visibility::{
+    NoFrustumCulling, Visibility, VisibilityClass, add_visibility_class,
+};
 use bevy::ecs::prelude::*;
 use bevy::transform::components::Transform;
 

@@ -9,8 +9,8 @@ mod reference_raster;
 use bevy::camera::{Hdr, Viewport};
 use bevy::math::{DMat4, UVec2};
 use bevy::prelude::*;
-use bevy_splat::asset::{SplatGeometry, ply};
 use bevy_splat::GaussianSplats;
+use bevy_splat::asset::{SplatGeometry, ply};
 
 use headless::{Headless, HeadlessCamera, Rgba8};
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, psnr, rasterize, to_unorm8};
@@ -28,7 +28,11 @@ fn projection(size: UVec2) -> PerspectiveProjection {
 }
 
 fn angel() -> GaussianSplats {
-    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/angel_sh0.ply")).unwrap();
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/angel_sh0.ply"
+    ))
+    .unwrap();
     GaussianSplats::from(ply::decode(&bytes).unwrap())
 }
 
@@ -58,18 +62,30 @@ fn splat_wall(z: f32, colour: [f32; 3], opacity: f32) -> GaussianSplats {
 
 fn spawn_cube(headless: &mut Headless, at: Vec3, size: f32, colour: Color) {
     let world = headless.app.world_mut();
-    let mesh = world.resource_mut::<Assets<Mesh>>().add(Cuboid::from_length(size));
-    let material = world.resource_mut::<Assets<StandardMaterial>>().add(StandardMaterial {
-        base_color: colour,
-        unlit: true,
-        ..default()
-    });
-    world.spawn((Mesh3d(mesh), MeshMaterial3d(material), Transform::from_translation(at)));
+    let mesh = world
+        .resource_mut::<Assets<Mesh>>()
+        .add(Cuboid::from_length(size));
+    let material = world
+        .resource_mut::<Assets<StandardMaterial>>()
+        .add(StandardMaterial {
+            base_color: colour,
+            unlit: true,
+            ..default()
+        });
+    world.spawn((
+        Mesh3d(mesh),
+        MeshMaterial3d(material),
+        Transform::from_translation(at),
+    ));
 }
 
 fn render_one(headless: &mut Headless, msaa: Msaa) -> Rgba8 {
     let camera = headless.spawn_camera(Transform::IDENTITY, projection(SIZE), SIZE, None);
-    headless.app.world_mut().entity_mut(camera.entity).insert(msaa);
+    headless
+        .app
+        .world_mut()
+        .entity_mut(camera.entity)
+        .insert(msaa);
     headless.render(&[camera]).unwrap().remove(0)
 }
 
@@ -98,13 +114,21 @@ fn cube_occludes(msaa: Msaa) {
             let c = cube.pixel(x, y);
             // Under MSAA the cube's edge pixels are part cube, part splat: skip them.
             let edge = (c[0], c[1], c[2]) != (0, 0, 0)
-                && (x == 0 || y == 0 || cube.pixel(x - 1, y) == [0, 0, 0, 255] || cube.pixel(x, y - 1) == [0, 0, 0, 255]
+                && (x == 0
+                    || y == 0
+                    || cube.pixel(x - 1, y) == [0, 0, 0, 255]
+                    || cube.pixel(x, y - 1) == [0, 0, 0, 255]
                     || cube.pixel((x + 1).min(SIZE.x - 1), y) == [0, 0, 0, 255]
                     || cube.pixel(x, (y + 1).min(SIZE.y - 1)) == [0, 0, 0, 255]);
             if msaa != Msaa::Off && edge {
                 continue;
             }
-            let expected = if c[..3] == [0, 0, 0] { splats.pixel(x, y) } else { covered += 1; c };
+            let expected = if c[..3] == [0, 0, 0] {
+                splats.pixel(x, y)
+            } else {
+                covered += 1;
+                c
+            };
             let got = mixed.pixel(x, y);
             assert!(
                 max_difference(&expected[..3], &got[..3]) <= 1,
@@ -112,7 +136,10 @@ fn cube_occludes(msaa: Msaa) {
             );
         }
     }
-    assert!(covered > 200, "the cube should cover part of the image ({covered} px)");
+    assert!(
+        covered > 200,
+        "the cube should cover part of the image ({covered} px)"
+    );
 }
 
 #[test]
@@ -143,7 +170,12 @@ fn splats_in_front_blend_over_a_cube() {
     // The splat layer (premultiplied, with coverage) from the CPU reference, over the cube.
     let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, SIZE.x, SIZE.y, 0.01);
     let layer = rasterize(
-        &[CpuCloud { geometry: wall.geometry(), sh: wall.sh(), sh_degree: 0, world_from_cloud: DMat4::IDENTITY }],
+        &[CpuCloud {
+            geometry: wall.geometry(),
+            sh: wall.sh(),
+            sh_degree: 0,
+            world_from_cloud: DMat4::IDENTITY,
+        }],
         &pinhole,
     );
     let mut worst = 0;
@@ -157,7 +189,10 @@ fn splats_in_front_blend_over_a_cube() {
             worst = worst.max(max_difference(&expected, &mixed.pixel(x, y)[..3]));
         }
     }
-    assert!(worst <= 2, "splats over the cube differ by {worst}/255 from layer-over-cube");
+    assert!(
+        worst <= 2,
+        "splats over the cube differ by {worst}/255 from layer-over-cube"
+    );
 }
 
 #[test]
@@ -190,7 +225,10 @@ fn two_overlapping_clouds_render_as_one_cloud_holding_both() {
     let db = psnr(&separate.rgb(), &together.rgb());
     let worst = max_difference(&separate.rgb(), &together.rgb());
     println!("two clouds vs one: PSNR {db:.1} dB, max difference {worst}");
-    assert!(db >= 50.0 && worst <= 8, "PSNR {db:.1} dB, max difference {worst}");
+    assert!(
+        db >= 50.0 && worst <= 8,
+        "PSNR {db:.1} dB, max difference {worst}"
+    );
 }
 
 fn render_alone(transform: Transform, size: UVec2, hdr: bool) -> Rgba8 {
@@ -199,7 +237,11 @@ fn render_alone(transform: Transform, size: UVec2, hdr: bool) -> Rgba8 {
     headless.spawn_cloud(a, Transform::IDENTITY);
     let camera = headless.spawn_camera(transform, projection(size), size, None);
     if hdr {
-        headless.app.world_mut().entity_mut(camera.entity).insert(Hdr);
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            .insert(Hdr);
     }
     headless.render(&[camera]).unwrap().remove(0)
 }
@@ -224,8 +266,16 @@ fn cameras_of_different_sizes_render_what_each_renders_alone() {
         both.spawn_camera(pose_b, projection(size_b), size_b, None),
     ];
     let images = both.render(&cameras).unwrap();
-    assert_same(&images[0], &render_alone(pose_a, size_a, false), "first camera");
-    assert_same(&images[1], &render_alone(pose_b, size_b, false), "second camera");
+    assert_same(
+        &images[0],
+        &render_alone(pose_a, size_a, false),
+        "first camera",
+    );
+    assert_same(
+        &images[1],
+        &render_alone(pose_b, size_b, false),
+        "second camera",
+    );
 }
 
 #[test]
@@ -242,14 +292,22 @@ fn two_viewports_on_one_target_match_their_own_renders() {
         pose_left,
         projection(half),
         target,
-        Some(Viewport { physical_position: UVec2::ZERO, physical_size: half, ..default() }),
+        Some(Viewport {
+            physical_position: UVec2::ZERO,
+            physical_size: half,
+            ..default()
+        }),
     );
     let right = split.spawn_camera_on(
         left.image.clone(),
         pose_right,
         projection(half),
         target,
-        Some(Viewport { physical_position: UVec2::new(80, 0), physical_size: half, ..default() }),
+        Some(Viewport {
+            physical_position: UVec2::new(80, 0),
+            physical_size: half,
+            ..default()
+        }),
         1,
     );
     let image = split.render(&[left, right]).unwrap().remove(0);
@@ -259,11 +317,20 @@ fn two_viewports_on_one_target_match_their_own_renders() {
     let mut worst = 0;
     for y in 0..half.y {
         for x in 0..half.x {
-            worst = worst.max(max_difference(&image.pixel(x, y)[..3], &alone_left.pixel(x, y)[..3]));
-            worst = worst.max(max_difference(&image.pixel(x + 80, y)[..3], &alone_right.pixel(x, y)[..3]));
+            worst = worst.max(max_difference(
+                &image.pixel(x, y)[..3],
+                &alone_left.pixel(x, y)[..3],
+            ));
+            worst = worst.max(max_difference(
+                &image.pixel(x + 80, y)[..3],
+                &alone_right.pixel(x, y)[..3],
+            ));
         }
     }
-    assert!(worst <= 1, "viewports differ from single renders by {worst}/255");
+    assert!(
+        worst <= 1,
+        "viewports differ from single renders by {worst}/255"
+    );
 }
 
 #[test]

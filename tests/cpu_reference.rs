@@ -5,7 +5,7 @@
 mod headless;
 mod reference_raster;
 
-use bevy::math::{DMat4, UVec2};
+use bevy::math::{DMat4, UVec2, Vec3};
 use bevy::prelude::PerspectiveProjection;
 use bevy::transform::components::Transform;
 use bevy_splat::GaussianSplats;
@@ -73,7 +73,10 @@ fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
     let handle = headless.add_splats(cloud.clone());
     headless.spawn_cloud(handle, Transform::IDENTITY);
     let camera = headless.spawn_camera(transform, projection, size, None);
-    let gpu = headless.render(std::slice::from_ref(&camera)).unwrap().remove(0);
+    let gpu = headless
+        .render(std::slice::from_ref(&camera))
+        .unwrap()
+        .remove(0);
 
     let pinhole = PinholeCamera::from_bevy(&transform, FOV_Y, size.x, size.y, NEAR);
     let cpu = rasterize(
@@ -92,7 +95,10 @@ fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
         let x = (i as u32) % size.x;
         let y = (i as u32) / size.x;
         let ours = gpu.pixel(x, y);
-        let diff = (0..3).map(|c| ours[c].abs_diff(to_unorm8(pixel[c]))).max().unwrap_or(0);
+        let diff = (0..3)
+            .map(|c| ours[c].abs_diff(to_unorm8(pixel[c])))
+            .max()
+            .unwrap_or(0);
         worst = worst.max(diff);
         lit += usize::from(pixel[3] > 0.01);
         off += usize::from(diff > 1);
@@ -103,9 +109,19 @@ fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
 fn assert_matches(splats: &[Splat], size: UVec2) {
     let (worst, share, lit) = compare_cloud(cloud(splats), size);
     assert!(lit > 0, "the scene should draw something");
-    println!("max difference {worst}/255, {:.3}% of pixels off by more than 1", share * 100.0);
-    assert!(worst <= 2, "max difference {worst}/255 against the CPU reference");
-    assert!(share <= 0.001, "{:.3}% of pixels differ by more than 1/255", share * 100.0);
+    println!(
+        "max difference {worst}/255, {:.3}% of pixels off by more than 1",
+        share * 100.0
+    );
+    assert!(
+        worst <= 2,
+        "max difference {worst}/255 against the CPU reference"
+    );
+    assert!(
+        share <= 0.001,
+        "{:.3}% of pixels differ by more than 1/255",
+        share * 100.0
+    );
 }
 
 const SIZE: UVec2 = UVec2::new(72, 40);
@@ -174,7 +190,10 @@ fn invalid_values_never_draw() {
     nan_opacity.opacity_logit = f32::NAN;
     splats.extend([nan_scale, inf_scale, nan_opacity]);
     let (worst, share, lit) = compare_cloud(cloud(&splats), SIZE);
-    assert!(lit > 0 && worst <= 2 && share <= 0.001, "max difference {worst}, {share}");
+    assert!(
+        lit > 0 && worst <= 2 && share <= 0.001,
+        "max difference {worst}, {share}"
+    );
 }
 
 #[test]
@@ -236,10 +255,152 @@ fn many_overlapping_splats_saturate_like_the_reference() {
                 0.05 + 0.94 * next(),
                 [next(), next(), next()],
             );
-            s.scale = [s.scale[0], s.scale[0] * (0.2 + next()), s.scale[0] * (0.2 + next())];
+            s.scale = [
+                s.scale[0],
+                s.scale[0] * (0.2 + next()),
+                s.scale[0] * (0.2 + next()),
+            ];
             s.rotation = [next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5];
             s
         })
         .collect();
     assert_matches(&splats, SIZE);
+}
+
+#[test]
+fn pair_buffers_grow_until_the_frame_is_complete() {
+    // 300 faint screen-covering splats on 256 tiles need 76,800 tile pairs, more than
+    // the 65,536 a view starts with: the first frame is short, later ones complete.
+    let size = UVec2::new(256, 256);
+    let splats: Vec<Splat> = (0..300)
+        .map(|i| {
+            let z = 2.0 + i as f32 * 0.01;
+            Splat::new(
+                [0.0, 0.0, -z],
+                4.0,
+                0.02,
+                [(i % 7) as f32 / 7.0, 0.5, 1.0 - (i % 5) as f32 / 5.0],
+            )
+        })
+        .collect();
+    let projection = PerspectiveProjection {
+        fov: FOV_Y,
+        aspect_ratio: 1.0,
+        near: NEAR,
+        ..Default::default()
+    };
+    let mut headless = Headless::new();
+    let handle = headless.add_splats(cloud(&splats));
+    headless.spawn_cloud(handle, Transform::IDENTITY);
+    let camera = headless.spawn_camera(Transform::IDENTITY, projection, size, None);
+    let gpu = headless
+        .render(std::slice::from_ref(&camera))
+        .unwrap()
+        .remove(0);
+    let stats = headless
+        .app
+        .world()
+        .resource::<bevy_splat::SplatStats>()
+        .get(camera.entity)
+        .unwrap();
+    assert_eq!(stats.tile_pairs, 300 * 256);
+    assert_eq!(stats.tile_pairs_kept, stats.tile_pairs);
+
+    let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, size.x, size.y, NEAR);
+    let splats = cloud(&splats);
+    let cpu = rasterize(
+        &[CpuCloud {
+            geometry: splats.geometry(),
+            sh: splats.sh(),
+            sh_degree: 0,
+            world_from_cloud: DMat4::IDENTITY,
+        }],
+        &pinhole,
+    );
+    let worst = cpu
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let ours = gpu.pixel(i as u32 % size.x, i as u32 / size.x);
+            (0..3)
+                .map(|c| ours[c].abs_diff(to_unorm8(p[c])))
+                .max()
+                .unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(worst <= 2, "max difference {worst}/255");
+}
+
+#[test]
+fn a_single_splat_cloud() {
+    assert_matches(
+        &[Splat::new(
+            at_pixel(30.0, 18.0, 2.0),
+            0.05,
+            0.7,
+            [0.4, 0.8, 0.2],
+        )],
+        SIZE,
+    );
+}
+
+#[test]
+fn the_degenerate_lod_tile_matches_the_reference() {
+    // Unnormalised quaternions (norms 0.46–3.2) and scales down to 1e-10.
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/degenerate_lod_tile_sh3.ply"
+    ))
+    .unwrap();
+    let splats = GaussianSplats::from(bevy_splat::asset::ply::decode(&bytes).unwrap());
+    let bounds = splats.bounds().unwrap();
+    let centre = Vec3::from(bounds.center);
+    let size = UVec2::new(96, 64);
+    let eye = Transform::from_translation(
+        centre + Vec3::new(0.3, 0.4, 1.0) * bounds.half_extents.length() * 1.5,
+    )
+    .looking_at(centre, Vec3::Y);
+
+    let mut headless = Headless::new();
+    let handle = headless.add_splats(splats.clone());
+    headless.spawn_cloud(handle, Transform::IDENTITY);
+    let projection = PerspectiveProjection {
+        fov: FOV_Y,
+        aspect_ratio: size.x as f32 / size.y as f32,
+        near: NEAR,
+        ..Default::default()
+    };
+    let camera = headless.spawn_camera(eye, projection, size, None);
+    let gpu = headless
+        .render(std::slice::from_ref(&camera))
+        .unwrap()
+        .remove(0);
+    let pinhole = PinholeCamera::from_bevy(&eye, FOV_Y, size.x, size.y, NEAR);
+    let cpu = rasterize(
+        &[CpuCloud {
+            geometry: splats.geometry(),
+            sh: splats.sh(),
+            sh_degree: splats.sh_degree(),
+            world_from_cloud: DMat4::IDENTITY,
+        }],
+        &pinhole,
+    );
+    let mut worst = 0;
+    let mut lit = 0;
+    for (i, p) in cpu.iter().enumerate() {
+        let ours = gpu.pixel(i as u32 % size.x, i as u32 / size.x);
+        lit += usize::from(p[3] > 0.01);
+        worst = worst.max(
+            (0..3)
+                .map(|c| ours[c].abs_diff(to_unorm8(p[c])))
+                .max()
+                .unwrap_or(0),
+        );
+    }
+    assert!(
+        lit > 100,
+        "the tile should fill part of the image ({lit} px)"
+    );
+    assert!(worst <= 2, "max difference {worst}/255");
 }

@@ -380,7 +380,14 @@ fn benchmark_sort_and_scan() {
         // every digit equal: the worst case for workgroup atomics
         ("constant", 32, &|_: &mut Rng| 0x1234_5678),
     ];
-    for (name, key_bits, make) in configs {
+    // BENCH_CONFIGS=0,3 picks configurations by index.
+    let picked: Option<Vec<usize>> = std::env::var("BENCH_CONFIGS")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    for (index, (name, key_bits, make)) in configs.into_iter().enumerate() {
+        if picked.as_ref().is_some_and(|p| !p.contains(&index)) {
+            continue;
+        }
         let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
         let pristine_keys = gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC);
         let passes = key_bits.div_ceil(8) as usize;

@@ -1,20 +1,16 @@
-//! Image parity with the reference rasterizer: the `render` example's path renders
+//! Image parity with the reference rasterizer: the `render` example's command renders
 //! every camera of tests/reference/*.cameras.json, and each image must match what
 //! gsplat (CUDA) rendered for it.
 
+#[path = "../examples/render/cli.rs"]
+mod cli;
 #[path = "../examples/render/headless.rs"]
 mod headless;
 mod reference_raster;
 
 use std::path::{Path, PathBuf};
 
-use bevy::math::UVec2;
-use bevy::transform::components::Transform;
-use bevy_splat::GaussianSplats;
-use bevy_splat::asset::ply;
 use bevy_splat::cameras::InriaCamera;
-
-use headless::Headless;
 use reference_raster::{max_difference, psnr};
 
 const MIN_PSNR_DB: f64 = 40.0;
@@ -39,41 +35,43 @@ struct ViewResult {
 }
 
 fn render_scene(scene: &str) -> Vec<ViewResult> {
-    let bytes = std::fs::read(manifest(&format!("tests/data/{scene}.ply"))).unwrap();
-    let splats = ply::decode(&bytes).unwrap();
-    let json = std::fs::read_to_string(manifest(&format!("tests/reference/{scene}.cameras.json"))).unwrap();
-    let cameras = InriaCamera::parse_all(&json).unwrap();
-
-    let mut headless = Headless::new();
-    let handle = headless.add_splats(GaussianSplats::from(splats));
-    headless.spawn_cloud(handle, Transform::IDENTITY);
-    let views: Vec<_> = cameras
-        .iter()
-        .map(|c| headless.spawn_camera(c.transform(), c.projection(0.01), UVec2::new(c.width, c.height), None))
-        .collect();
-    let images = headless.render(&views).unwrap();
-
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parity");
-    std::fs::create_dir_all(&out).unwrap();
+    let cameras_path = manifest(&format!("tests/reference/{scene}.cameras.json"));
+    let written = cli::run([
+        "--ply".to_string(),
+        manifest(&format!("tests/data/{scene}.ply"))
+            .display()
+            .to_string(),
+        "--cameras".to_string(),
+        cameras_path.display().to_string(),
+        "--out".to_string(),
+        out.display().to_string(),
+    ])
+    .unwrap();
+    let cameras = InriaCamera::parse_all(&std::fs::read_to_string(&cameras_path).unwrap()).unwrap();
+    assert_eq!(written.len(), cameras.len());
+
     cameras
         .iter()
-        .zip(images)
-        .map(|(camera, image)| {
+        .map(|camera| {
             let name = format!("{scene}_{}", camera.img_name);
+            let ours = image::open(out.join(format!("{}.png", camera.img_name)))
+                .unwrap()
+                .to_rgb8();
             let reference = image::open(manifest(&format!("tests/reference/{name}.png")))
                 .unwrap()
                 .to_rgb8();
-            assert_eq!((reference.width(), reference.height()), (image.width, image.height));
-            let ours = image.rgb();
-            image::save_buffer(out.join(format!("{name}.png")), &ours, image.width, image.height, image::ExtendedColorType::Rgb8).unwrap();
+            assert_eq!(ours.dimensions(), reference.dimensions());
+            assert_eq!(ours.dimensions(), (camera.width, camera.height));
+            let (ours, reference) = (ours.as_raw(), reference.as_raw());
             let far_pixels = ours
                 .chunks(3)
-                .zip(reference.as_raw().chunks(3))
+                .zip(reference.chunks(3))
                 .filter(|(a, b)| max_difference(a, b) > 8)
                 .count();
             ViewResult {
-                psnr: psnr(&ours, reference.as_raw()),
-                max_difference: max_difference(&ours, reference.as_raw()),
+                psnr: psnr(ours, reference),
+                max_difference: max_difference(ours, reference),
                 far_pixels,
                 name,
             }
@@ -90,7 +88,12 @@ fn check_scene(scene: &str) {
         );
     }
     for r in &results {
-        assert!(r.psnr >= MIN_PSNR_DB, "{}: PSNR {:.2} dB < {MIN_PSNR_DB}", r.name, r.psnr);
+        assert!(
+            r.psnr >= MIN_PSNR_DB,
+            "{}: PSNR {:.2} dB < {MIN_PSNR_DB}",
+            r.name,
+            r.psnr
+        );
         assert!(
             r.max_difference <= MAX_PIXEL_DIFFERENCE,
             "{}: a pixel differs by {}/255",

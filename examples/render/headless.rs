@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 
 use bevy::app::AppExit;
-use bevy::asset::RenderAssetUsages;
 use bevy::camera::{ClearColorConfig, Projection, RenderTarget, Viewport};
 use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::prelude::*;
@@ -32,7 +31,12 @@ pub struct Rgba8 {
 impl Rgba8 {
     pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
         let i = ((y * self.width + x) * 4) as usize;
-        [self.pixels[i], self.pixels[i + 1], self.pixels[i + 2], self.pixels[i + 3]]
+        [
+            self.pixels[i],
+            self.pixels[i + 1],
+            self.pixels[i + 2],
+            self.pixels[i + 3],
+        ]
     }
 
     /// Drops alpha: the RGB bytes, row by row.
@@ -63,18 +67,23 @@ impl Headless {
 
     /// A headless app; `configure` adds plugins or resources before the app is finished.
     pub fn with(configure: impl FnOnce(&mut App)) -> Self {
+        Self::with_settings(WgpuSettings::default(), configure)
+    }
+
+    /// A headless app whose device is created with `settings` (e.g. lowered limits).
+    pub fn with_settings(settings: WgpuSettings, configure: impl FnOnce(&mut App)) -> Self {
         let mut app = App::new();
         let plugins = DefaultPlugins
-                .set(WindowPlugin {
-                    primary_window: None,
-                    exit_condition: ExitCondition::DontExit,
-                    ..default()
-                })
-                .set(RenderPlugin {
-                    render_creation: WgpuSettings::default().into(),
-                    synchronous_pipeline_compilation: true,
-                    ..default()
-                })
+            .set(WindowPlugin {
+                primary_window: None,
+                exit_condition: ExitCondition::DontExit,
+                ..default()
+            })
+            .set(RenderPlugin {
+                render_creation: settings.into(),
+                synchronous_pipeline_compilation: true,
+                ..default()
+            })
             .disable::<WinitPlugin>();
         // Bevy's logger can be installed once per process; tests make many apps.
         static LOGGER: std::sync::Once = std::sync::Once::new();
@@ -83,6 +92,10 @@ impl Headless {
         if first {
             app.add_plugins(plugins.set(bevy::log::LogPlugin {
                 level: bevy::log::Level::WARN,
+                // Lavapipe is slow by design, and a readback dropped with its
+                // entity is expected here: keep those quiet.
+                filter:
+                    "wgpu=error,bevy_render::renderer=error,bevy_render::gpu_readback=error".into(),
                 ..default()
             }));
         } else {
@@ -121,7 +134,6 @@ impl Headless {
     ) -> HeadlessCamera {
         let world = self.app.world_mut();
         let mut image = Image::new_target_texture(size.x, size.y, TextureFormat::Rgba8Unorm, None);
-        image.asset_usage = RenderAssetUsages::RENDER_WORLD;
         // Read back after rendering.
         image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
         let image = world.resource_mut::<Assets<Image>>().add(image);
@@ -192,7 +204,10 @@ impl Headless {
                 None => frame >= NO_SPLAT_FRAMES,
             });
             if complete {
-                return cameras.iter().map(|camera| self.read_back(camera)).collect();
+                return cameras
+                    .iter()
+                    .map(|camera| self.read_back(camera))
+                    .collect();
             }
         }
         Err(format!(

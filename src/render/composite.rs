@@ -130,7 +130,12 @@ impl CompositePass {
         })
     }
 
-    pub fn encode(&self, pass: &mut RenderPass<'_>, pipeline: &RenderPipeline, bind_group: &BindGroup) {
+    pub fn encode(
+        &self,
+        pass: &mut RenderPass<'_>,
+        pipeline: &RenderPipeline,
+        bind_group: &BindGroup,
+    ) {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);
         pass.draw(0..3, 0..1);

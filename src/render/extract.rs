@@ -28,7 +28,9 @@ impl ExtractComponent for GaussianCloud {
     type QueryFilter = ();
     type Out = ExtractedCloud;
 
-    fn extract_component((cloud, transform): QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
+    fn extract_component(
+        (cloud, transform): QueryItem<'_, '_, Self::QueryData>,
+    ) -> Option<Self::Out> {
         Some(ExtractedCloud {
             asset: cloud.0.id(),
             world_from_cloud: transform.affine(),

@@ -29,6 +29,10 @@ impl GpuSplats {
     pub fn len(&self) -> u32 {
         self.chunks.iter().map(|chunk| chunk.count).sum()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// The most splats one chunk holds so that neither of its buffers passes `max_binding`.

@@ -1,8 +1,8 @@
 //! Small helpers for building the compute passes on plain wgpu.
 
 use wgpu::{
-    BindGroup, BindGroupLayout, Buffer, BindGroupLayoutEntry, BindingType, BufferBindingType, ComputePipeline,
-    Device, ShaderStages,
+    BindGroup, BindGroupLayout, BindGroupLayoutEntry, BindingType, Buffer, BufferBindingType,
+    ComputePipeline, Device, ShaderStages,
 };
 
 /// The shared WGSL every pass is compiled with (structs and the tile test).

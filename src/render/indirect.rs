@@ -54,7 +54,12 @@ impl IndirectPass {
     }
 
     /// `pair_capacity` is a uniform whose first u32 is the pair buffers' capacity.
-    pub fn bind_group(&self, device: &Device, counters: &Buffer, pair_capacity: &Buffer) -> BindGroup {
+    pub fn bind_group(
+        &self,
+        device: &Device,
+        counters: &Buffer,
+        pair_capacity: &Buffer,
+    ) -> BindGroup {
         bind_group(
             device,
             "splat indirect args",

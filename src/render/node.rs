@@ -66,7 +66,9 @@ pub fn splat_pass(
     encoder.clear_buffer(&buffers.ranges, 0, None);
     stage(encoder, &diagnostics, STAGES[0], |pass| {
         for (bind_group, offset, count) in &frame.preprocess {
-            pipelines.preprocess.encode(pass, bind_group, *offset, *count);
+            pipelines
+                .preprocess
+                .encode(pass, bind_group, *offset, *count);
         }
         pipelines.indirect.encode_visible(pass, &frame.indirect);
     });

@@ -3,15 +3,17 @@
 
 use std::collections::HashMap;
 
-use bevy::camera::CompositingSpace;
 use bevy::camera::Camera3d;
+use bevy::camera::CompositingSpace;
 use bevy::ecs::prelude::*;
 use bevy::log::{debug, warn};
 use bevy::math::UVec2;
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::sync_world::MainEntity;
-use bevy::render::view::{ExtractedView, Msaa, RenderVisibleEntities, ViewDepthTexture, ViewTarget};
+use bevy::render::view::{
+    ExtractedView, Msaa, RenderVisibleEntities, ViewDepthTexture, ViewTarget,
+};
 use wgpu::{BindGroup, RenderPipeline, TextureUsages};
 
 use super::composite::CompositeUniform;
@@ -80,7 +82,6 @@ fn key_bits(tiles: UVec2) -> u32 {
     32 + (u32::BITS - (count - 1).leading_zeros())
 }
 
-#[allow(clippy::too_many_arguments)]
 pub fn prepare_splat_views(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
@@ -105,7 +106,9 @@ pub fn prepare_splat_views(
         return;
     };
     let limits = device.limits();
-    let max_binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    let max_binding = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
     // Projected splats take 48 bytes, sort keys 8: the binding limit caps both.
     let max_splats = u32::try_from(max_binding / 48).unwrap_or(u32::MAX);
     let max_pairs = u32::try_from(max_binding / 8).unwrap_or(u32::MAX);
@@ -133,7 +136,7 @@ pub fn prepare_splat_views(
             .iter_visible()
             .filter_map(|(render_entity, _)| clouds.get(*render_entity).ok())
             .filter_map(|cloud| Some((cloud, gpu_splats.get(cloud.asset)?)))
-            .filter(|(_, gpu)| gpu.len() > 0)
+            .filter(|(_, gpu)| !gpu.is_empty())
             .collect();
         if drawn.is_empty() {
             continue;
@@ -151,10 +154,15 @@ pub fn prepare_splat_views(
         let chunks = drawn.iter().map(|(_, gpu)| gpu.chunks.len() as u32).sum();
         let state = previous.remove(&entity);
         let mut pairs = state.as_ref().map_or_else(
-            || splats.saturating_mul(INITIAL_PAIRS_PER_SPLAT).clamp(1 << 16, max_pairs),
+            || {
+                splats
+                    .saturating_mul(INITIAL_PAIRS_PER_SPLAT)
+                    .max(1 << 16)
+                    .min(max_pairs)
+            },
             |state| state.buffers.capacity.pairs,
         );
-        if let Some(counts) = state.as_ref().and_then(|s| s.buffers.readback.poll()) {
+        if let Some(counts) = state.as_ref().and_then(|s| s.buffers.readback.poll(device)) {
             stats.update(main_entity.id(), |s| {
                 s.visible_splats = counts.visible_splats;
                 s.tile_pairs = counts.pairs_needed;
@@ -240,7 +248,11 @@ pub fn prepare_splat_views(
                     sh_stride: gpu.sh_stride,
                     grid_width: PreprocessPass::grid_width(chunk.count),
                 };
-                queue.write_buffer(&buffers.cloud_uniforms, offset, bytemuck::bytes_of(&uniform));
+                queue.write_buffer(
+                    &buffers.cloud_uniforms,
+                    offset,
+                    bytemuck::bytes_of(&uniform),
+                );
                 let bind_group = pipelines.preprocess.bind_group(
                     device,
                     &buffers.view_uniform,
@@ -274,9 +286,12 @@ pub fn prepare_splat_views(
         let multisampled_depth = msaa.samples() > 1;
         let sort = &buffers.sort;
         let tile_range = [0, 1].map(|i| {
-            pipelines
-                .tile_range
-                .bind_group(device, &sort.keys[i], &buffers.counters, &buffers.ranges)
+            pipelines.tile_range.bind_group(
+                device,
+                &sort.keys[i],
+                &buffers.counters,
+                &buffers.ranges,
+            )
         });
         let tile_render = [0, 1].map(|i| {
             pipelines.tile_render.bind_group(
@@ -292,9 +307,11 @@ pub fn prepare_splat_views(
         });
         let frame = SplatFrame {
             preprocess,
-            indirect: pipelines
-                .indirect
-                .bind_group(device, &buffers.counters, &buffers.pair_capacity),
+            indirect: pipelines.indirect.bind_group(
+                device,
+                &buffers.counters,
+                &buffers.pair_capacity,
+            ),
             duplicate: pipelines.duplicate.bind_group(
                 device,
                 &buffers.view_uniform,
@@ -316,9 +333,11 @@ pub fn prepare_splat_views(
                 target.main_texture_format(),
                 msaa.samples(),
             ),
-            composite: pipelines
-                .composite
-                .bind_group(device, &buffers.splat_layer, &buffers.composite_params),
+            composite: pipelines.composite.bind_group(
+                device,
+                &buffers.splat_layer,
+                &buffers.composite_params,
+            ),
         };
         state.frame = Some(frame);
         stats.update(main_entity.id(), |s| s.frames += 1);

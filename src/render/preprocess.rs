@@ -55,7 +55,6 @@ impl PreprocessPass {
     }
 
     /// Binds one chunk of a cloud's splats to the view's outputs.
-    #[allow(clippy::too_many_arguments)]
     pub fn bind_group(
         &self,
         device: &Device,

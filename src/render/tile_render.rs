@@ -90,7 +90,6 @@ impl TileRenderPass {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub fn bind_group(
         &self,
         device: &Device,

@@ -6,7 +6,9 @@ use bevy::math::UVec2;
 use wgpu::{Buffer, BufferUsages, Device};
 
 use super::SplatPipelines;
-use super::indirect::{COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_COUNT_OFFSET};
+use super::indirect::{
+    COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_COUNT_OFFSET,
+};
 use super::memory::{GpuBytes, SplatMemory};
 use super::preprocess::CLOUD_UNIFORM_STRIDE;
 use super::radix_sort::SortBuffers;
@@ -86,7 +88,12 @@ impl ViewBuffers {
         let tiles = capacity.tiles();
         let tile_count = u64::from(tiles.x * tiles.y);
 
-        let view_uniform = buffer(device, "splat view", size_of::<SplatViewUniform>() as u64, uniform);
+        let view_uniform = buffer(
+            device,
+            "splat view",
+            size_of::<SplatViewUniform>() as u64,
+            uniform,
+        );
         let cloud_uniforms = buffer(
             device,
             "splat clouds",
@@ -228,42 +235,41 @@ impl CounterReadback {
     }
 
     /// Called before encoding a frame: maps a copied buffer, reads a mapped one.
-    pub fn poll(&self) -> Option<GpuCounts> {
-        let mut state = self.state();
-        match *state {
-            ReadbackState::Copied => {
-                *state = ReadbackState::Mapping;
-                // The callback takes the lock too: release it before mapping.
-                drop(state);
-                let shared = self.state.clone();
-                self.staging
-                    .slice(..)
-                    .map_async(wgpu::MapMode::Read, move |result| {
-                        let mut state = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                        // A failed map (device lost) just frees the buffer for another try.
-                        *state = if result.is_ok() {
-                            ReadbackState::Ready
-                        } else {
-                            ReadbackState::Idle
-                        };
-                    });
-                None
-            }
-            ReadbackState::Ready => {
-                let counts = {
-                    let data = self.staging.slice(..).get_mapped_range();
-                    let words: &[u32] = bytemuck::cast_slice(&data);
-                    GpuCounts {
-                        visible_splats: words[0],
-                        pairs_needed: words[1],
-                        pairs_kept: words[2],
-                    }
-                };
-                self.staging.unmap();
-                *state = ReadbackState::Idle;
-                Some(counts)
-            }
-            ReadbackState::Idle | ReadbackState::Mapping => None,
+    /// Never waits: when the GPU has already finished the copying frame, its counts
+    /// come back one frame late, else on a later call.
+    pub fn poll(&self, device: &Device) -> Option<GpuCounts> {
+        if *self.state() == ReadbackState::Copied {
+            *self.state() = ReadbackState::Mapping;
+            let shared = self.state.clone();
+            self.staging
+                .slice(..)
+                .map_async(wgpu::MapMode::Read, move |result| {
+                    let mut state = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    // A failed map (device lost) just frees the buffer for another try.
+                    *state = if result.is_ok() {
+                        ReadbackState::Ready
+                    } else {
+                        ReadbackState::Idle
+                    };
+                });
+            // Runs the callback now if the GPU is already done; does not block.
+            let _ = device.poll(wgpu::PollType::Poll);
         }
+        let mut state = self.state();
+        if *state != ReadbackState::Ready {
+            return None;
+        }
+        let counts = {
+            let data = self.staging.slice(..).get_mapped_range();
+            let words: &[u32] = bytemuck::cast_slice(&data);
+            GpuCounts {
+                visible_splats: words[0],
+                pairs_needed: words[1],
+                pairs_kept: words[2],
+            }
+        };
+        self.staging.unmap();
+        *state = ReadbackState::Idle;
+        Some(counts)
     }
 }

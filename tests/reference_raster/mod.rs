@@ -42,7 +42,13 @@ pub struct PinholeCamera {
 impl PinholeCamera {
     /// The camera of a Bevy transform (looking down its −Z, +Y up) with a vertical
     /// field of view, principal point at the centre.
-    pub fn from_bevy(transform: &bevy::transform::components::Transform, fov_y: f32, width: u32, height: u32, near: f32) -> Self {
+    pub fn from_bevy(
+        transform: &bevy::transform::components::Transform,
+        fov_y: f32,
+        width: u32,
+        height: u32,
+        near: f32,
+    ) -> Self {
         let world_from_view = transform.to_matrix().as_dmat4();
         let cv_from_view = DMat4::from_diagonal(DVec4::new(1.0, -1.0, -1.0, 1.0));
         let fy = f64::from(height) / 2.0 / (f64::from(fov_y) / 2.0).tan();
@@ -106,7 +112,13 @@ fn sh_colour(sh: &[f32], degree: u8, dir: DVec3) -> DVec3 {
     (c + 0.5).max(DVec3::ZERO)
 }
 
-fn project(g: &SplatGeometry, sh: &[f32], degree: u8, camera: &PinholeCamera, world_from_cloud: DMat4) -> Option<Projected> {
+fn project(
+    g: &SplatGeometry,
+    sh: &[f32],
+    degree: u8,
+    camera: &PinholeCamera,
+    world_from_cloud: DMat4,
+) -> Option<Projected> {
     // Culling of invalid data: NaN anywhere; ±∞ anywhere but a −∞ log-scale (scale 0)
     // and an infinite opacity logit (opacity 0 or 1).
     let position = DVec3::from_array(g.position.map(f64::from));
@@ -114,7 +126,10 @@ fn project(g: &SplatGeometry, sh: &[f32], degree: u8, camera: &PinholeCamera, wo
     if !position.is_finite() || !rotation.is_finite() || sh.iter().any(|v| !v.is_finite()) {
         return None;
     }
-    if g.log_scale.iter().any(|&s| s.is_nan() || s == f32::INFINITY) {
+    if g.log_scale
+        .iter()
+        .any(|&s| s.is_nan() || s == f32::INFINITY)
+    {
         return None;
     }
     let opacity = sigmoid_of_logit(g.opacity_logit)?;
@@ -133,9 +148,21 @@ fn project(g: &SplatGeometry, sh: &[f32], degree: u8, camera: &PinholeCamera, wo
     let q = rotation / norm;
     let (w, x, y, z) = (q.x, q.y, q.z, q.w);
     let r = DMat3::from_cols(
-        DVec3::new(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y)),
-        DVec3::new(2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)),
-        DVec3::new(2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)),
+        DVec3::new(
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y + w * z),
+            2.0 * (x * z - w * y),
+        ),
+        DVec3::new(
+            2.0 * (x * y - w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z + w * x),
+        ),
+        DVec3::new(
+            2.0 * (x * z + w * y),
+            2.0 * (y * z - w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ),
     );
     let s = DMat3::from_diagonal(DVec3::from_array(g.log_scale.map(|v| f64::from(v).exp())));
     let a = DMat3::from_mat4(cam_from_cloud);
@@ -159,10 +186,13 @@ fn project(g: &SplatGeometry, sh: &[f32], degree: u8, camera: &PinholeCamera, wo
     let c01 = j0.dot(cov * j1);
     let c11 = j1.dot(cov * j1) + 0.3;
     let det = c00 * c11 - c01 * c01;
-    if !(det > 0.0) || !det.is_finite() {
+    if det <= 0.0 || !det.is_finite() {
         return None;
     }
-    let mean = DVec2::new(camera.fx * p.x / p.z + camera.cx, camera.fy * p.y / p.z + camera.cy);
+    let mean = DVec2::new(
+        camera.fx * p.x / p.z + camera.cx,
+        camera.fy * p.y / p.z + camera.cy,
+    );
     let camera_in_cloud = world_from_cloud.inverse().transform_point3(camera.centre());
     let dir = (position - camera_in_cloud).normalize();
     Some(Projected {
@@ -189,7 +219,13 @@ pub fn rasterize(clouds: &[CpuCloud<'_>], camera: &PinholeCamera) -> Vec<[f64; 4
         .flat_map(|cloud| {
             let stride = 3 * (usize::from(cloud.sh_degree) + 1).pow(2);
             cloud.geometry.iter().enumerate().filter_map(move |(i, g)| {
-                project(g, &cloud.sh[i * stride..(i + 1) * stride], cloud.sh_degree, camera, cloud.world_from_cloud)
+                project(
+                    g,
+                    &cloud.sh[i * stride..(i + 1) * stride],
+                    cloud.sh_degree,
+                    camera,
+                    cloud.world_from_cloud,
+                )
             })
         })
         .collect();
@@ -244,5 +280,9 @@ pub fn psnr(a: &[u8], b: &[u8]) -> f64 {
 
 /// The largest absolute difference of two same-sized 8-bit images.
 pub fn max_difference(a: &[u8], b: &[u8]) -> u8 {
-    a.iter().zip(b).map(|(&x, &y)| x.abs_diff(y)).max().unwrap_or(0)
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| x.abs_diff(y))
+        .max()
+        .unwrap_or(0)
 }

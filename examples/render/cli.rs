@@ -1,0 +1,110 @@
+//! The `render` example's command line: arguments in, images out, one-line errors.
+
+use std::path::{Path, PathBuf};
+
+use bevy::math::UVec2;
+use bevy::transform::components::Transform;
+use bevy_splat::GaussianSplats;
+use bevy_splat::asset::ply;
+use bevy_splat::cameras::InriaCamera;
+
+use crate::headless::Headless;
+
+/// Near plane of the parity renders: the reference's `near_plane`.
+const NEAR: f32 = 0.01;
+
+struct Args {
+    ply: PathBuf,
+    cameras: PathBuf,
+    out: PathBuf,
+}
+
+const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR";
+
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
+    let mut ply = None;
+    let mut cameras = None;
+    let mut out = None;
+    let mut args = args.into_iter();
+    while let Some(flag) = args.next() {
+        let slot = match flag.as_str() {
+            "--ply" => &mut ply,
+            "--cameras" => &mut cameras,
+            "--out" => &mut out,
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument {other:?}; {USAGE}")),
+        };
+        let value = args
+            .next()
+            .ok_or(format!("{flag} needs a value; {USAGE}"))?;
+        *slot = Some(PathBuf::from(value));
+    }
+    Ok(Args {
+        ply: ply.ok_or(format!("missing --ply; {USAGE}"))?,
+        cameras: cameras.ok_or(format!("missing --cameras; {USAGE}"))?,
+        out: out.ok_or(format!("missing --out; {USAGE}"))?,
+    })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Renders every camera of the files named in `args` (the command line without the
+/// program name) and returns the images written. Errors are one line each.
+pub fn run(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, String> {
+    run_inner(args).map_err(|message| one_line(&message))
+}
+
+/// Folds a multi-line message (some parser errors span lines) into one line.
+fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, String> {
+    let args = parse_args(args)?;
+    let bytes = read(&args.ply)?;
+    let splats = ply::decode(&bytes).map_err(|e| format!("{}: {e}", args.ply.display()))?;
+    let json = read(&args.cameras)?;
+    let json = String::from_utf8(json)
+        .map_err(|_| format!("{}: not UTF-8 text", args.cameras.display()))?;
+    let cameras =
+        InriaCamera::parse_all(&json).map_err(|e| format!("{}: {e}", args.cameras.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+
+    let mut headless = Headless::new();
+    let handle = headless.add_splats(GaussianSplats::from(splats));
+    headless.spawn_cloud(handle, Transform::IDENTITY);
+    let views: Vec<_> = cameras
+        .iter()
+        .map(|camera| {
+            headless.spawn_camera(
+                camera.transform(),
+                camera.projection(NEAR),
+                UVec2::new(camera.width, camera.height),
+                None,
+            )
+        })
+        .collect();
+    let images = headless.render(&views)?;
+    let mut written = Vec::new();
+    for (camera, image) in cameras.iter().zip(images) {
+        let path = args.out.join(format!("{}.png", camera.img_name));
+        image::save_buffer(
+            &path,
+            &image.rgb(),
+            image.width,
+            image.height,
+            image::ExtendedColorType::Rgb8,
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
