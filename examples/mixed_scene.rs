@@ -33,24 +33,24 @@ fn setup(
     commands.spawn((GaussianCloud(angel.clone()), Transform::default()));
     commands.spawn((
         GaussianCloud(angel),
-        Transform::from_xyz(0.35, 0.0, -0.25).with_rotation(Quat::from_rotation_y(2.4)),
+        Transform::from_xyz(1.3, 0.0, -1.2).with_rotation(Quat::from_rotation_y(2.4)),
     ));
 
     commands.spawn((
         Sweeping,
-        Mesh3d(meshes.add(Cuboid::new(0.25, 0.25, 0.25))),
+        Mesh3d(meshes.add(Cuboid::new(0.4, 0.4, 0.4))),
         MeshMaterial3d(materials.add(Color::srgb(0.9, 0.3, 0.2))),
         Transform::default(),
     ));
     commands.spawn((
-        Mesh3d(meshes.add(Sphere::new(0.15))),
+        Mesh3d(meshes.add(Sphere::new(0.3))),
         MeshMaterial3d(materials.add(Color::srgb(0.2, 0.5, 0.9))),
-        Transform::from_xyz(-0.5, 0.3, 0.6),
+        Transform::from_xyz(-1.3, -0.2, 1.2),
     ));
     commands.spawn((
-        Mesh3d(meshes.add(Plane3d::default().mesh().size(6.0, 6.0))),
+        Mesh3d(meshes.add(Plane3d::default().mesh().size(12.0, 12.0))),
         MeshMaterial3d(materials.add(Color::srgb(0.35, 0.4, 0.35))),
-        Transform::from_xyz(0.0, -0.75, 0.0),
+        Transform::from_xyz(0.0, -1.05, 0.0),
     ));
     commands.spawn((
         DirectionalLight {
@@ -63,8 +63,11 @@ fn setup(
     commands.spawn((
         Camera3d::default(),
         Tonemapping::None,
-        Transform::from_xyz(0.0, 0.6, 2.6).looking_at(Vec3::ZERO, Vec3::Y),
-        PanOrbitCamera::default(),
+        Transform::from_xyz(0.4, 1.4, 6.0).looking_at(Vec3::new(0.4, 0.5, 0.0), Vec3::Y),
+        PanOrbitCamera {
+            focus: Vec3::new(0.4, 0.5, 0.0),
+            ..default()
+        },
     ));
 }
 
@@ -72,7 +75,7 @@ fn setup(
 fn sweep(time: Res<Time>, mut cubes: Query<&mut Transform, With<Sweeping>>) {
     let t = time.elapsed_secs();
     for mut transform in &mut cubes {
-        transform.translation = Vec3::new(0.9 * (0.6 * t).sin(), 0.1, 0.2 * (0.9 * t).cos());
+        transform.translation = Vec3::new(1.2 * (0.6 * t).sin(), 0.9, 0.15 * (0.9 * t).cos());
         transform.rotation = Quat::from_rotation_y(t) * Quat::from_rotation_x(0.5 * t);
     }
 }

@@ -155,7 +155,10 @@ fn frame_cloud(
     // Trained scenes carry far-off background splats: frame the bulk, not the outliers.
     let radius = Vec3::from(bounds.half_extents).length().min(20.0);
     for mut camera in &mut cameras {
+        // Jump there rather than glide: at a few frames per second a glide takes long.
+        camera.focus = centre;
         camera.target_focus = centre;
+        camera.radius = Some(radius * 1.6);
         camera.target_radius = radius * 1.6;
         camera.force_update = true;
     }

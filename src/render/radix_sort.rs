@@ -36,9 +36,6 @@ pub const SORT_BLOCK: u32 = SORT_WORKGROUP_SIZE * SORT_ITEMS_PER_THREAD;
 /// Key bits sorted per pass.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
-/// Threads raking a workgroup scan of the digit counts (`RAKE * RAKE == RADIX`).
-const RAKE: u32 = 16;
-const _: () = assert!(RAKE * RAKE == RADIX);
 // The kernels let thread t own digit t.
 const _: () = assert!(RADIX == SORT_WORKGROUP_SIZE && SORT_WORKGROUP_SIZE.is_multiple_of(32));
 
@@ -152,13 +149,9 @@ impl RadixSort {
             "radix sort",
             &format!(
                 "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
-                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\nconst RAKE: u32 = {RAKE}u;\n"
+                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n"
             ),
-            // TEMP-EXPERIMENT: remove
-            &std::env::var("BEVY_SPLAT_SORT_WGSL")
-                .ok()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-                .unwrap_or_else(|| SORT_SHADER.to_string()),
+            SORT_SHADER,
         );
         let setup = compute_pipeline(
             device,

@@ -3,10 +3,8 @@
 //            (hist[digit * blocks + block]) so that an exclusive prefix scan of `hist`
 //            gives every (digit, block) its first output slot
 //   (the prefix scan of `hist` runs between the two, see scan.wgsl)
-//   scatter  per block: every pair's rank among the block's pairs with the same digit,
-//            in input order (so the pass is stable); the block's pairs are then
-//            reordered by digit in workgroup memory, so that the global writes of one
-//            digit's run go to consecutive addresses from consecutive threads
+//   scatter  per block, every pair goes to that slot plus its rank among the block's
+//            earlier pairs with the same digit: the pass is stable
 // Keys are vec2<u32> (x = low 32 bits, y = high 32 bits); values are u32. No subgroup
 // operations: nothing here depends on the subgroup size.
 //
@@ -15,9 +13,12 @@
 //   SORT_ITEMS: u32     pairs per thread; SORT_BLOCK = WG * SORT_ITEMS
 //   SORT_BLOCK: u32
 //   RADIX: u32          digit values per pass
-//   RAKE: u32           threads that rake a workgroup scan (WG = RAKE * RAKE)
 //
 // `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks.
+//
+// Measured on an H200 (Vulkan, 30M pairs): workgroup memory costs occupancy there
+// (17 KiB more per workgroup made scatter 40% slower), so the kernels keep theirs
+// small: that ruled out reordering a block in workgroup memory before writing it.
 
 struct PassParams {
     // which key word holds the digit (0 = x, 1 = y), its shift in that word, and its mask
@@ -46,14 +47,8 @@ var<workgroup> digit_counts: array<atomic<u32>, HIST_COPIES * RADIX>;
 // holding that digit, slot = word * 32 + bit. Word-major (masks[word * RADIX + digit])
 // so that neighbouring digits sit in neighbouring banks.
 var<workgroup> masks: array<atomic<u32>, MASK_WORDS * RADIX>;
-// Per digit: pairs of this block ranked so far, then the block's first slot of the
-// digit in `tile`, and the digit's first output slot (from the scanned histograms).
-var<workgroup> digit_total: array<u32, RADIX>;
-var<workgroup> local_offset: array<u32, RADIX>;
-var<workgroup> global_base: array<u32, RADIX>;
-var<workgroup> rake_sums: array<u32, RAKE>;
-// The block's keys (then its values, in .x) ordered by digit.
-var<workgroup> tile: array<vec2<u32>, SORT_BLOCK>;
+// Per digit, the next free output slot of this block.
+var<workgroup> next_slot: array<u32, RADIX>;
 
 fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.y * nwg.x + wid.x;
@@ -116,33 +111,6 @@ fn count(
     hist[t * blocks + block] = total;
 }
 
-// local_offset[t] = exclusive prefix sum of digit_total over digits < t.
-fn scan_digit_totals(t: u32) {
-    local_offset[t] = digit_total[t];
-    workgroupBarrier();
-    if t < RAKE {
-        var run = 0u;
-        for (var i = 0u; i < RAKE; i++) {
-            let x = local_offset[t * RAKE + i];
-            local_offset[t * RAKE + i] = run;
-            run += x;
-        }
-        rake_sums[t] = run;
-    }
-    workgroupBarrier();
-    if t == 0u {
-        var run = 0u;
-        for (var i = 0u; i < RAKE; i++) {
-            let x = rake_sums[i];
-            rake_sums[i] = run;
-            run += x;
-        }
-    }
-    workgroupBarrier();
-    local_offset[t] += rake_sums[t / RAKE];
-    workgroupBarrier();
-}
-
 @compute @workgroup_size(WG)
 fn scatter(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -155,11 +123,11 @@ fn scatter(
         return;
     }
     let n = state[4];
-    global_base[t] = hist[t * blocks + block];
-    digit_total[t] = 0u;
+    next_slot[t] = hist[t * blocks + block];
     for (var w = 0u; w < MASK_WORDS; w++) {
         atomicStore(&masks[w * RADIX + t], 0u);
     }
+    workgroupBarrier();
 
     // Rounds of WG consecutive pairs. Thread t takes slot (t % MASK_WORDS) * 32 +
     // t / MASK_WORDS of each round: neighbouring threads (one hardware subgroup) own
@@ -169,40 +137,31 @@ fn scatter(
     let my_bit = 1u << (t / MASK_WORDS);
     let my_slot = my_word * 32u + t / MASK_WORDS;
     let start = block * SORT_BLOCK;
-    let block_n = min(n - start, SORT_BLOCK);
-    // All loads first, to have them in flight together.
-    var keys: array<vec2<u32>, SORT_ITEMS>;
-    var values: array<u32, SORT_ITEMS>;
     for (var i = 0u; i < SORT_ITEMS; i++) {
-        let j = i * WG + my_slot;
-        if j < block_n {
-            keys[i] = keys_in[start + j];
-            values[i] = values_in[start + j];
-        }
-    }
-    workgroupBarrier();
-
-    // Rank every pair among the block's earlier pairs with its digit. `pos` becomes
-    // the pair's place in the block ordered by digit, once the offsets are known.
-    var digits: array<u32, SORT_ITEMS>;
-    var pos: array<u32, SORT_ITEMS>;
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        if i * WG >= block_n {
+        let round_start = start + i * WG;
+        if round_start >= n {
             break;
         }
-        let valid = i * WG + my_slot < block_n;
-        let digit = digit_of(keys[i]);
-        digits[i] = digit;
+        let j = round_start + my_slot;
+        let valid = j < n;
+        var key = vec2<u32>(0u, 0u);
+        if valid {
+            key = keys_in[j];
+        }
+        let digit = digit_of(key);
         if valid {
             atomicOr(&masks[my_word * RADIX + digit], my_bit);
         }
         workgroupBarrier();
         if valid {
+            // Rank = slots before this one in the round holding the same digit.
             var rank = countOneBits(atomicLoad(&masks[my_word * RADIX + digit]) & (my_bit - 1u));
             for (var w = 0u; w < my_word; w++) {
                 rank += countOneBits(atomicLoad(&masks[w * RADIX + digit]));
             }
-            pos[i] = digit_total[digit] + rank;
+            let dst = next_slot[digit] + rank;
+            keys_out[dst] = key;
+            values_out[dst] = values_in[j];
         }
         workgroupBarrier();
         // Thread t advances digit t past this round's pairs and clears its masks.
@@ -211,42 +170,7 @@ fn scatter(
             taken += countOneBits(atomicLoad(&masks[w * RADIX + t]));
             atomicStore(&masks[w * RADIX + t], 0u);
         }
-        digit_total[t] += taken;
+        next_slot[t] += taken;
         workgroupBarrier();
-    }
-    scan_digit_totals(t);
-
-    // Keys: into the tile by digit, then out from consecutive tile slots, which go
-    // to consecutive output slots within a digit's run.
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        if i * WG + my_slot < block_n {
-            pos[i] += local_offset[digits[i]];
-            tile[pos[i]] = keys[i];
-        }
-    }
-    workgroupBarrier();
-    var dst: array<u32, SORT_ITEMS>;
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        let p = i * WG + t;
-        if p < block_n {
-            let key = tile[p];
-            let digit = digit_of(key);
-            dst[i] = global_base[digit] + p - local_offset[digit];
-            keys_out[dst[i]] = key;
-        }
-    }
-    workgroupBarrier();
-    // Values: the same way, through the same tile.
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        if i * WG + my_slot < block_n {
-            tile[pos[i]].x = values[i];
-        }
-    }
-    workgroupBarrier();
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        let p = i * WG + t;
-        if p < block_n {
-            values_out[dst[i]] = tile[p].x;
-        }
     }
 }
