@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One measuring run on the lent H200 machine (see BENCHMARKS.md). Expects, carried:
+#   .gl/   the Vulkan loader debs     .whl/  gsplat's wheel
+#   .bin/bench.xz  the release `bench` example, stripped and xz-compressed
+# and writes its results under $OUT.
+set -uo pipefail
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$icd" ] && export VK_DRIVER_FILES=$icd
+export WGPU_BACKEND=vulkan XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p -m 700 $XDG_RUNTIME_DIR
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee $OUT/gpu.txt
+git rev-parse HEAD 2>/dev/null | tee -a $OUT/gpu.txt
+python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('.bin/bench.xz'), open('/tmp/bench','wb'))" && chmod +x /tmp/bench
+for k in ${GRIDS:-4 7 9}; do
+    png=""; [ "$k" = 9 ] && png="--png $OUT/ours_K9.png"
+    /tmp/bench --angel-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K$k.json $png 2>&1 \
+        | grep -v "^$" | tee -a $OUT/run.log
+done
+if [ -z "${SKIP_GSPLAT:-}" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+    PYTHONUNBUFFERED=1 python3 bench/gsplat_race.py assets/angel.ply --grid ${GRIDS:-4 7 9} --out /tmp 2>&1 \
+        | grep -v Warning | tee -a $OUT/run.log
+    cp /tmp/gsplat.json $OUT/ 2>/dev/null
+    [ -f /tmp/gsplat_K9.ppm ] && cp /tmp/gsplat_K9.ppm $OUT/
+fi
+ls -la $OUT
