@@ -7,7 +7,8 @@ use bevy::camera::Camera3d;
 use bevy::camera::CompositingSpace;
 use bevy::ecs::prelude::*;
 use bevy::log::{debug, warn};
-use bevy::math::UVec2;
+use bevy::asset::AssetId;
+use bevy::math::{Mat4, UVec2};
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::sync_world::MainEntity;
@@ -18,17 +19,22 @@ use wgpu::{BindGroup, RenderPipeline, TextureUsages};
 
 use super::composite::CompositeUniform;
 use super::extract::ExtractedCloud;
-use super::gpu_cloud::GpuSplats;
+use super::gpu_cloud::{GpuChunk, GpuSplats};
 use super::memory::SplatMemory;
-use super::preprocess::{CLOUD_UNIFORM_STRIDE, CloudUniform, PreprocessPass};
+use super::preprocess::{CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PreprocessPass};
 use super::stats::SplatStats;
 use super::view_buffers::{ViewBuffers, ViewCapacity};
 use super::view_uniform::SplatCamera;
 use super::{SplatComposite, SplatPipelines};
+use crate::asset::GaussianSplats;
 use crate::cloud::GaussianCloud;
 
 /// Pairs reserved per splat before the GPU has reported what a view needs.
-const INITIAL_PAIRS_PER_SPLAT: u32 = 8;
+const INITIAL_PAIRS_PER_SPLAT: u32 = 4;
+/// Pair buffers are never smaller than this.
+const MIN_PAIRS: u32 = 1 << 16;
+/// Pair buffers more than this many times larger than a frame needs are shrunk.
+const SHRINK_BELOW: u32 = 2;
 
 /// The splat work of every camera view, kept across frames.
 #[derive(Resource, Default)]
@@ -74,6 +80,66 @@ pub fn request_readable_depth(mut cameras: Query<&mut Camera3d>) {
             camera.depth_texture_usages.0 |= readable;
         }
     }
+}
+
+/// One preprocess dispatch: a chunk of an asset for a run of instances of it.
+struct Dispatch<'a> {
+    chunk: &'a GpuChunk,
+    sh_degree: u32,
+    sh_stride: u32,
+    first_instance: u32,
+    instance_count: u32,
+}
+
+/// Groups the clouds a view draws by asset, so that every chunk of an asset is
+/// preprocessed for all of its clouds in one dispatch: separate dispatches would each
+/// wait for the one before (they write the same outputs).
+fn plan_dispatches<'a>(
+    drawn: &[(&ExtractedCloud, &'a GpuSplats)],
+    camera: &SplatCamera,
+) -> (Vec<CloudInstance>, Vec<Dispatch<'a>>) {
+    let mut by_asset: Vec<(AssetId<GaussianSplats>, &GpuSplats, Vec<CloudInstance>)> = Vec::new();
+    for (cloud, gpu) in drawn {
+        let world_from_cloud = Mat4::from(cloud.world_from_cloud);
+        let cam_from_cloud = camera.cam_from_world * world_from_cloud;
+        let camera_in_cloud = world_from_cloud
+            .inverse()
+            .transform_point3(camera.world_position);
+        if !cam_from_cloud.is_finite() || !camera_in_cloud.is_finite() {
+            continue;
+        }
+        let instance = CloudInstance {
+            cam_from_cloud: cam_from_cloud.to_cols_array_2d(),
+            camera_in_cloud: camera_in_cloud.extend(1.0).to_array(),
+        };
+        match by_asset.iter_mut().find(|(id, ..)| *id == cloud.asset) {
+            Some((.., instances)) => instances.push(instance),
+            None => by_asset.push((cloud.asset, gpu, vec![instance])),
+        }
+    }
+    let mut instances = Vec::new();
+    let mut dispatches = Vec::new();
+    for (_, gpu, group) in by_asset {
+        let first = instances.len() as u32;
+        instances.extend_from_slice(&group);
+        for chunk in &gpu.chunks {
+            // Keep splats × instances within a u32 thread index.
+            let per_dispatch = (u32::MAX / chunk.count.max(1)).max(1);
+            let mut start = 0;
+            while start < group.len() as u32 {
+                let count = per_dispatch.min(group.len() as u32 - start);
+                dispatches.push(Dispatch {
+                    chunk,
+                    sh_degree: gpu.sh_degree,
+                    sh_stride: gpu.sh_stride,
+                    first_instance: first + start,
+                    instance_count: count,
+                });
+                start += count;
+            }
+        }
+    }
+    (instances, dispatches)
 }
 
 /// Bits of the sort key in use: the tile id above 32 bits of depth.
@@ -151,7 +217,8 @@ pub fn prepare_splat_views(
             continue;
         }
         let splats = splats as u32;
-        let chunks = drawn.iter().map(|(_, gpu)| gpu.chunks.len() as u32).sum();
+        let (instances, dispatches) = plan_dispatches(&drawn, &camera);
+        let chunks = dispatches.len() as u32;
         let state = previous.remove(&entity);
         let mut pairs = state.as_ref().map_or_else(
             || {
@@ -185,23 +252,37 @@ pub fn prepare_splat_views(
                     );
                 }
                 pairs = grown.min(max_pairs);
+            } else if counts.pairs_needed.saturating_mul(SHRINK_BELOW) < pairs && pairs > MIN_PAIRS {
+                // The first guess (or an earlier, busier frame) left far more room than
+                // the view uses: give most of it back.
+                pairs = counts
+                    .pairs_needed
+                    .saturating_add(counts.pairs_needed / 4)
+                    .max(MIN_PAIRS);
             }
         }
         let need = ViewCapacity {
             splats,
             pairs,
             chunks,
+            instances: instances.len() as u32,
             viewport: size,
         };
         let mut state = match state {
-            Some(state) if state.buffers.capacity.holds(&need) => state,
+            Some(state)
+                if state.buffers.capacity.holds(&need)
+                    && state.buffers.capacity.pairs <= need.pairs.saturating_mul(SHRINK_BELOW) =>
+            {
+                state
+            }
             previous => {
                 let capacity = match previous {
                     // Grow with headroom so a cloud appearing doesn't rebuild every frame.
                     Some(old) if old.buffers.capacity.viewport == size => ViewCapacity {
                         splats: need.splats.max(old.buffers.capacity.splats),
-                        pairs: need.pairs.max(old.buffers.capacity.pairs),
+                        pairs: need.pairs,
                         chunks: need.chunks.max(old.buffers.capacity.chunks),
+                        instances: need.instances.max(old.buffers.capacity.instances),
                         viewport: size,
                     },
                     _ => need,
@@ -227,45 +308,33 @@ pub fn prepare_splat_views(
             bytemuck::bytes_of(&[capacity.pairs, 0, 0, 0]),
         );
 
+        queue.write_buffer(&buffers.instances, 0, bytemuck::cast_slice(&instances));
         let mut preprocess = Vec::new();
-        let mut slot = 0u64;
-        for (cloud, gpu) in &drawn {
-            let world_from_cloud = bevy::math::Mat4::from(cloud.world_from_cloud);
-            let cam_from_cloud = camera.cam_from_world * world_from_cloud;
-            let camera_in_cloud = world_from_cloud
-                .inverse()
-                .transform_point3(camera.world_position);
-            if !cam_from_cloud.is_finite() || !camera_in_cloud.is_finite() {
-                continue;
-            }
-            for chunk in &gpu.chunks {
-                let offset = slot * CLOUD_UNIFORM_STRIDE;
-                let uniform = CloudUniform {
-                    cam_from_cloud: cam_from_cloud.to_cols_array_2d(),
-                    camera_in_cloud: camera_in_cloud.extend(1.0).to_array(),
-                    splat_count: chunk.count,
-                    sh_degree: gpu.sh_degree,
-                    sh_stride: gpu.sh_stride,
-                    grid_width: PreprocessPass::grid_width(chunk.count),
-                };
-                queue.write_buffer(
-                    &buffers.cloud_uniforms,
-                    offset,
-                    bytemuck::bytes_of(&uniform),
-                );
-                let bind_group = pipelines.preprocess.bind_group(
-                    device,
-                    &buffers.view_uniform,
-                    &buffers.cloud_uniforms,
-                    &chunk.geometry,
-                    &chunk.sh,
-                    &buffers.projected,
-                    &buffers.tile_counts,
-                    &buffers.counters,
-                );
-                preprocess.push((bind_group, offset as u32, chunk.count));
-                slot += 1;
-            }
+        for (slot, dispatch) in dispatches.iter().enumerate() {
+            let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
+            let threads = dispatch.chunk.count * dispatch.instance_count;
+            let params = ChunkParams {
+                splat_count: dispatch.chunk.count,
+                sh_degree: dispatch.sh_degree,
+                sh_stride: dispatch.sh_stride,
+                grid_width: PreprocessPass::grid_width(threads),
+                first_instance: dispatch.first_instance,
+                instance_count: dispatch.instance_count,
+                _pad: [0; 2],
+            };
+            queue.write_buffer(&buffers.chunk_params, offset, bytemuck::bytes_of(&params));
+            let bind_group = pipelines.preprocess.bind_group(
+                device,
+                &buffers.view_uniform,
+                &buffers.chunk_params,
+                &dispatch.chunk.geometry,
+                &dispatch.chunk.sh,
+                &buffers.projected,
+                &buffers.tile_counts,
+                &buffers.counters,
+                &buffers.instances,
+            );
+            preprocess.push((bind_group, offset as u32, threads));
         }
 
         let linearize = match composite.copied().unwrap_or_default() {

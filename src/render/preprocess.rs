@@ -8,22 +8,32 @@ use super::gpu_util::{
     bind_group, compute_pipeline, grid_for, layout, shader_module, slice, storage, uniform,
 };
 
-/// Per-cloud parameters of one preprocess dispatch (`CloudUniform` in WGSL).
+/// Where one cloud stands relative to the view (`CloudInstance` in WGSL).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct CloudUniform {
+pub struct CloudInstance {
     /// Camera space (x right, y down, z forward) from the cloud's own frame.
     pub cam_from_cloud: [[f32; 4]; 4],
     /// Camera centre in the cloud's frame (w unused).
     pub camera_in_cloud: [f32; 4],
+}
+
+/// One preprocess dispatch: a chunk of an asset, drawn for a run of instances
+/// (`ChunkParams` in WGSL).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct ChunkParams {
     pub splat_count: u32,
     pub sh_degree: u32,
     pub sh_stride: u32,
     pub grid_width: u32,
+    pub first_instance: u32,
+    pub instance_count: u32,
+    pub _pad: [u32; 2],
 }
 
 /// Uniform offsets must be multiples of this on every adapter.
-pub const CLOUD_UNIFORM_STRIDE: u64 = 256;
+pub const CHUNK_PARAMS_STRIDE: u64 = 256;
 
 pub struct PreprocessPass {
     pub layout: BindGroupLayout,
@@ -43,6 +53,7 @@ impl PreprocessPass {
                 storage(4, false),
                 storage(5, false),
                 storage(6, false),
+                storage(7, true),
             ],
         );
         let module = shader_module(
@@ -54,17 +65,18 @@ impl PreprocessPass {
         Self { layout, pipeline }
     }
 
-    /// Binds one chunk of a cloud's splats to the view's outputs.
+    /// Binds one chunk of an asset's splats, and the view's instances, to its outputs.
     pub fn bind_group(
         &self,
         device: &Device,
         view_uniform: &Buffer,
-        cloud_uniforms: &Buffer,
+        chunk_params: &Buffer,
         geometry: &Buffer,
         sh: &Buffer,
         projected: &Buffer,
         tile_counts: &Buffer,
         counters: &Buffer,
+        instances: &Buffer,
     ) -> BindGroup {
         bind_group(
             device,
@@ -72,35 +84,37 @@ impl PreprocessPass {
             &self.layout,
             &[
                 view_uniform.as_entire_binding(),
-                slice(cloud_uniforms, 0, size_of::<CloudUniform>() as u64),
+                slice(chunk_params, 0, size_of::<ChunkParams>() as u64),
                 geometry.as_entire_binding(),
                 sh.as_entire_binding(),
                 projected.as_entire_binding(),
                 tile_counts.as_entire_binding(),
                 slice(counters, 0, 4),
+                instances.as_entire_binding(),
             ],
         )
     }
 
-    /// The x width (in threads) of the grid that `splat_count` threads need.
-    pub fn grid_width(splat_count: u32) -> u32 {
-        grid_for(splat_count).0 * super::gpu_util::WORKGROUP_SIZE
+    /// The x width (in threads) of the grid that `threads` threads need.
+    pub fn grid_width(threads: u32) -> u32 {
+        grid_for(threads).0 * super::gpu_util::WORKGROUP_SIZE
     }
 
-    /// Records one chunk: `uniform_offset` selects its `CloudUniform`.
+    /// Records one dispatch of `threads` threads (splats × instances); `params_offset`
+    /// selects its `ChunkParams`.
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
-        uniform_offset: u32,
-        splat_count: u32,
+        params_offset: u32,
+        threads: u32,
     ) {
-        let (x, y) = grid_for(splat_count);
+        let (x, y) = grid_for(threads);
         if x == 0 {
             return;
         }
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, bind_group, &[uniform_offset]);
+        pass.set_bind_group(0, bind_group, &[params_offset]);
         pass.dispatch_workgroups(x, y, 1);
     }
 }

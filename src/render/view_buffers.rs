@@ -10,7 +10,7 @@ use super::indirect::{
     COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_COUNT_OFFSET,
 };
 use super::memory::{GpuBytes, SplatMemory};
-use super::preprocess::CLOUD_UNIFORM_STRIDE;
+use super::preprocess::{CHUNK_PARAMS_STRIDE, CloudInstance};
 use super::radix_sort::SortBuffers;
 use super::scan::ScanBuffers;
 use super::tile_render::SPLAT_LAYER_FORMAT;
@@ -28,8 +28,10 @@ pub struct ViewCapacity {
     pub splats: u32,
     /// (splat, tile) pairs.
     pub pairs: u32,
-    /// Preprocess dispatches (cloud chunks) per frame.
+    /// Preprocess dispatches (distinct asset chunks) per frame.
     pub chunks: u32,
+    /// Clouds (instances of assets) per frame.
+    pub instances: u32,
     /// Viewport size in pixels.
     pub viewport: UVec2,
 }
@@ -44,6 +46,7 @@ impl ViewCapacity {
         self.splats >= need.splats
             && self.pairs >= need.pairs
             && self.chunks >= need.chunks
+            && self.instances >= need.instances
             && self.viewport == need.viewport
     }
 }
@@ -51,7 +54,8 @@ impl ViewCapacity {
 pub struct ViewBuffers {
     pub capacity: ViewCapacity,
     pub view_uniform: Buffer,
-    pub cloud_uniforms: Buffer,
+    pub chunk_params: Buffer,
+    pub instances: Buffer,
     pub projected: Buffer,
     pub tile_counts: Buffer,
     pub counters: Buffer,
@@ -94,11 +98,17 @@ impl ViewBuffers {
             size_of::<SplatViewUniform>() as u64,
             uniform,
         );
-        let cloud_uniforms = buffer(
+        let chunk_params = buffer(
             device,
-            "splat clouds",
-            CLOUD_UNIFORM_STRIDE * u64::from(capacity.chunks.max(1)),
+            "splat chunk params",
+            CHUNK_PARAMS_STRIDE * u64::from(capacity.chunks.max(1)),
             uniform,
+        );
+        let instances = buffer(
+            device,
+            "splat cloud instances",
+            size_of::<CloudInstance>() as u64 * u64::from(capacity.instances.max(1)),
+            storage,
         );
         let projected = buffer(device, "splat projected", splats * 48, storage);
         let tile_counts = buffer(device, "splat tile counts", splats * 4, storage);
@@ -147,7 +157,8 @@ impl ViewBuffers {
 
         let bytes = [
             &view_uniform,
-            &cloud_uniforms,
+            &chunk_params,
+            &instances,
             &projected,
             &tile_counts,
             &counters,
@@ -165,7 +176,8 @@ impl ViewBuffers {
         Self {
             capacity,
             view_uniform,
-            cloud_uniforms,
+            chunk_params,
+            instances,
             projected,
             tile_counts,
             counters,

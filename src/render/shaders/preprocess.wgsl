@@ -1,4 +1,6 @@
-// preprocess: one thread per splat of one cloud. Projects the splat into the view,
+// preprocess: one thread per splat of every instance of one cloud chunk (clouds that
+// share an asset are drawn by one dispatch: a dispatch per cloud would put a pipeline
+// barrier between every two clouds). Projects the splat into the view,
 // culls it, evaluates its colour and counts the tiles it touches. Visible splats are
 // appended (compacted) to `projected`, their tile counts to `tile_counts`.
 
@@ -10,24 +12,31 @@ struct SplatGeometry {
     pad: f32,
 }
 
-struct CloudUniform {
+// Where one cloud stands relative to the camera.
+struct CloudInstance {
     cam_from_cloud: mat4x4<f32>,
     // Camera centre in the cloud's frame: view directions for SH are taken there.
     camera_in_cloud: vec4<f32>,
+}
+
+struct ChunkParams {
     splat_count: u32,
     sh_degree: u32,
     sh_stride: u32,
     // Threads per row of the 2-D dispatch grid.
     grid_width: u32,
+    first_instance: u32,
+    instance_count: u32,
 }
 
 @group(0) @binding(0) var<uniform> view: SplatView;
-@group(0) @binding(1) var<uniform> cloud: CloudUniform;
+@group(0) @binding(1) var<uniform> chunk: ChunkParams;
 @group(0) @binding(2) var<storage, read> geometry: array<SplatGeometry>;
 @group(0) @binding(3) var<storage, read> sh: array<f32>;
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
 @group(0) @binding(5) var<storage, read_write> tile_counts: array<u32>;
 @group(0) @binding(6) var<storage, read_write> visible_count: atomic<u32>;
+@group(0) @binding(7) var<storage, read> instances: array<CloudInstance>;
 
 const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
@@ -41,14 +50,14 @@ fn sh_coefficient(base: u32, k: u32) -> vec3<f32> {
 
 // Colour seen along `dir` (unit, cloud frame) by the reference's SH basis, +0.5, ≥ 0.
 fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
-    let base = index * cloud.sh_stride;
+    let base = index * chunk.sh_stride;
     var c = SH_C0 * sh_coefficient(base, 0u);
-    if cloud.sh_degree >= 1u {
+    if chunk.sh_degree >= 1u {
         let x = dir.x;
         let y = dir.y;
         let z = dir.z;
         c += SH_C1 * (-y * sh_coefficient(base, 1u) + z * sh_coefficient(base, 2u) - x * sh_coefficient(base, 3u));
-        if cloud.sh_degree >= 2u {
+        if chunk.sh_degree >= 2u {
             let xx = x * x;
             let yy = y * y;
             let zz = z * z;
@@ -57,7 +66,7 @@ fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
                 + SH_C2[2] * (2.0 * zz - xx - yy) * sh_coefficient(base, 6u)
                 + SH_C2[3] * x * z * sh_coefficient(base, 7u)
                 + SH_C2[4] * (xx - yy) * sh_coefficient(base, 8u);
-            if cloud.sh_degree >= 3u {
+            if chunk.sh_degree >= 3u {
                 c += SH_C3[0] * y * (3.0 * xx - yy) * sh_coefficient(base, 9u)
                     + SH_C3[1] * x * y * z * sh_coefficient(base, 10u)
                     + SH_C3[2] * y * (4.0 * zz - xx - yy) * sh_coefficient(base, 11u)
@@ -91,9 +100,9 @@ fn valid_log_scale(x: f32) -> bool {
 }
 
 fn sh_finite(index: u32) -> bool {
-    let base = index * cloud.sh_stride;
+    let base = index * chunk.sh_stride;
     var ok = true;
-    for (var i = 0u; i < cloud.sh_stride; i++) {
+    for (var i = 0u; i < chunk.sh_stride; i++) {
         ok = ok && finite(sh[base + i]);
     }
     return ok;
@@ -113,10 +122,13 @@ fn opacity_of(logit: f32) -> f32 {
 
 @compute @workgroup_size(256)
 fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let index = gid.x + gid.y * cloud.grid_width;
-    if index >= cloud.splat_count {
+    let thread = gid.x + gid.y * chunk.grid_width;
+    if thread >= chunk.splat_count * chunk.instance_count {
         return;
     }
+    // Consecutive threads take consecutive splats of one instance.
+    let index = thread % chunk.splat_count;
+    let cloud = instances[chunk.first_instance + thread / chunk.splat_count];
     let g = geometry[index];
     let scales_ok = valid_log_scale(g.log_scale.x) && valid_log_scale(g.log_scale.y)
         && valid_log_scale(g.log_scale.z);
