@@ -26,19 +26,10 @@ use bevy::prelude::*;
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy_splat::asset::ply;
 use bevy_splat::cameras::InriaCamera;
+use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
 use bevy_splat::{GaussianSplats, SplatMemory, SplatStats};
 
 use headless::Headless;
-
-const STAGES: [&str; 7] = [
-    "preprocess",
-    "scan",
-    "duplicate",
-    "radix_sort",
-    "tile_range",
-    "tile_render",
-    "composite",
-];
 
 struct Args {
     ply: PathBuf,
@@ -201,12 +192,12 @@ fn run() -> Result<(), String> {
         .map(|s| {
             (
                 *s,
-                DiagnosticPath::new(format!("render/gaussian_splats/{s}/elapsed_gpu")),
+                DiagnosticPath::new(format!("render/{DIAGNOSTIC_SPAN}/{s}/elapsed_gpu")),
             )
         })
         .chain([(
             "total",
-            DiagnosticPath::new("render/gaussian_splats/elapsed_gpu"),
+            DiagnosticPath::new(format!("render/{DIAGNOSTIC_SPAN}/elapsed_gpu")),
         )])
         .collect();
     let mut frames = 0;

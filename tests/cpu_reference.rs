@@ -8,8 +8,8 @@ mod reference_raster;
 use bevy::math::{DMat4, UVec2, Vec3};
 use bevy::prelude::PerspectiveProjection;
 use bevy::transform::components::Transform;
-use bevy_splat::GaussianSplats;
 use bevy_splat::asset::SplatGeometry;
+use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
 
 use headless::Headless;
 use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
@@ -59,10 +59,27 @@ fn cloud(splats: &[Splat]) -> GaussianSplats {
     GaussianSplats::new(geometry, sh, 0).unwrap()
 }
 
+/// How a GPU image compares with the CPU reference.
+struct Comparison {
+    /// The largest channel difference, in 1/255.
+    worst: u8,
+    /// The share of pixels off by more than 1/255.
+    share: f64,
+    /// Pixels the reference covers.
+    lit: usize,
+    /// What the GPU reported for the camera.
+    stats: Option<SplatViewStats>,
+}
+
 /// Renders `splats` on the GPU and on the CPU from the origin looking down −Z, and
 /// returns the largest channel difference and the share of pixels off by more than 1.
 fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
-    let transform = Transform::IDENTITY;
+    let c = compare_from(cloud, size, Transform::IDENTITY);
+    (c.worst, c.share, c.lit)
+}
+
+/// Like `compare_cloud`, from any camera pose.
+fn compare_from(cloud: GaussianSplats, size: UVec2, transform: Transform) -> Comparison {
     let mut headless = Headless::new();
     let projection = PerspectiveProjection {
         fov: FOV_Y,
@@ -103,7 +120,16 @@ fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
         lit += usize::from(pixel[3] > 0.01);
         off += usize::from(diff > 1);
     }
-    (worst, off as f64 / cpu.len() as f64, lit)
+    Comparison {
+        worst,
+        share: off as f64 / cpu.len() as f64,
+        lit,
+        stats: headless
+            .app
+            .world()
+            .resource::<SplatStats>()
+            .get(camera.entity),
+    }
 }
 
 fn assert_matches(splats: &[Splat], size: UVec2) {
@@ -271,65 +297,18 @@ fn many_overlapping_splats_saturate_like_the_reference() {
 fn pair_buffers_grow_until_the_frame_is_complete() {
     // 300 faint screen-covering splats on 256 tiles need 76,800 tile pairs, more than
     // the 65,536 a view starts with: the first frame is short, later ones complete.
-    let size = UVec2::new(256, 256);
     let splats: Vec<Splat> = (0..300)
         .map(|i| {
             let z = 2.0 + i as f32 * 0.01;
-            Splat::new(
-                [0.0, 0.0, -z],
-                4.0,
-                0.02,
-                [(i % 7) as f32 / 7.0, 0.5, 1.0 - (i % 5) as f32 / 5.0],
-            )
+            let colour = [(i % 7) as f32 / 7.0, 0.5, 1.0 - (i % 5) as f32 / 5.0];
+            Splat::new([0.0, 0.0, -z], 4.0, 0.02, colour)
         })
         .collect();
-    let projection = PerspectiveProjection {
-        fov: FOV_Y,
-        aspect_ratio: 1.0,
-        near: NEAR,
-        ..Default::default()
-    };
-    let mut headless = Headless::new();
-    let handle = headless.add_splats(cloud(&splats));
-    headless.spawn_cloud(handle, Transform::IDENTITY);
-    let camera = headless.spawn_camera(Transform::IDENTITY, projection, size, None);
-    let gpu = headless
-        .render(std::slice::from_ref(&camera))
-        .unwrap()
-        .remove(0);
-    let stats = headless
-        .app
-        .world()
-        .resource::<bevy_splat::SplatStats>()
-        .get(camera.entity)
-        .unwrap();
+    let c = compare_from(cloud(&splats), UVec2::new(256, 256), Transform::IDENTITY);
+    let stats = c.stats.unwrap();
     assert_eq!(stats.tile_pairs, 300 * 256);
     assert_eq!(stats.tile_pairs_kept, stats.tile_pairs);
-
-    let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, size.x, size.y, NEAR);
-    let splats = cloud(&splats);
-    let cpu = rasterize(
-        &[CpuCloud {
-            geometry: splats.geometry(),
-            sh: splats.sh(),
-            sh_degree: 0,
-            world_from_cloud: DMat4::IDENTITY,
-        }],
-        &pinhole,
-    );
-    let worst = cpu
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let ours = gpu.pixel(i as u32 % size.x, i as u32 / size.x);
-            (0..3)
-                .map(|c| ours[c].abs_diff(to_unorm8(p[c])))
-                .max()
-                .unwrap_or(0)
-        })
-        .max()
-        .unwrap_or(0);
-    assert!(worst <= 2, "max difference {worst}/255");
+    assert!(c.lit > 0 && c.worst <= 2, "max difference {}/255", c.worst);
 }
 
 #[test]
@@ -362,42 +341,8 @@ fn the_degenerate_lod_tile_matches_the_reference() {
     )
     .looking_at(centre, Vec3::Y);
 
-    let mut headless = Headless::new();
-    let handle = headless.add_splats(splats.clone());
-    headless.spawn_cloud(handle, Transform::IDENTITY);
-    let projection = PerspectiveProjection {
-        fov: FOV_Y,
-        aspect_ratio: size.x as f32 / size.y as f32,
-        near: NEAR,
-        ..Default::default()
-    };
-    let camera = headless.spawn_camera(eye, projection, size, None);
-    let gpu = headless
-        .render(std::slice::from_ref(&camera))
-        .unwrap()
-        .remove(0);
-    let pinhole = PinholeCamera::from_bevy(&eye, FOV_Y, size.x, size.y, NEAR);
-    let cpu = rasterize(
-        &[CpuCloud {
-            geometry: splats.geometry(),
-            sh: splats.sh(),
-            sh_degree: splats.sh_degree(),
-            world_from_cloud: DMat4::IDENTITY,
-        }],
-        &pinhole,
-    );
-    let mut worst = 0;
-    let mut lit = 0;
-    for (i, p) in cpu.iter().enumerate() {
-        let ours = gpu.pixel(i as u32 % size.x, i as u32 / size.x);
-        lit += usize::from(p[3] > 0.01);
-        worst = worst.max(
-            (0..3)
-                .map(|c| ours[c].abs_diff(to_unorm8(p[c])))
-                .max()
-                .unwrap_or(0),
-        );
-    }
+    let c = compare_from(splats, size, eye);
+    let (worst, lit) = (c.worst, c.lit);
     assert!(
         lit > 100,
         "the tile should fill part of the image ({lit} px)"

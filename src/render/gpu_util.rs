@@ -23,7 +23,8 @@ pub fn shader_module(device: &Device, label: &str, source: &str) -> wgpu::Shader
     })
 }
 
-/// A compute pipeline with one bind group.
+/// A compute pipeline with one bind group. Workgroup memory is not zeroed first: every
+/// kernel here writes its workgroup memory before reading it.
 pub fn compute_pipeline(
     device: &Device,
     label: &str,
@@ -41,7 +42,10 @@ pub fn compute_pipeline(
         layout: Some(&pipeline_layout),
         module,
         entry_point: Some(entry_point),
-        compilation_options: Default::default(),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &[],
+            zero_initialize_workgroup_memory: false,
+        },
         cache: None,
     })
 }

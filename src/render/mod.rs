@@ -35,6 +35,7 @@ use bevy::render::{Render, RenderApp, RenderStartup, RenderSystems};
 
 pub use gpu_cloud::GpuSplats;
 pub use memory::SplatMemory;
+pub use node::{DIAGNOSTIC_SPAN, STAGES as PASS_NAMES};
 pub use stats::{SplatStats, SplatViewStats};
 
 use crate::cloud::GaussianCloud;

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
+use bevy::asset::AssetId;
 use bevy::camera::Camera3d;
 use bevy::camera::CompositingSpace;
 use bevy::ecs::prelude::*;
 use bevy::log::{debug, warn};
-use bevy::asset::AssetId;
 use bevy::math::{Mat4, UVec2};
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
@@ -252,7 +252,8 @@ pub fn prepare_splat_views(
                     );
                 }
                 pairs = grown.min(max_pairs);
-            } else if counts.pairs_needed.saturating_mul(SHRINK_BELOW) < pairs && pairs > MIN_PAIRS {
+            } else if counts.pairs_needed.saturating_mul(SHRINK_BELOW) < pairs && pairs > MIN_PAIRS
+            {
                 // The first guess (or an earlier, busier frame) left far more room than
                 // the view uses: give most of it back.
                 pairs = counts

@@ -22,9 +22,9 @@
 
 use std::num::NonZeroU64;
 
+use super::gpu_util::compute_pipeline;
 use super::scan::{
-    PrefixScan, ScanBuffers, buffer_entry, compute_pipeline, shader_module, storage_entry,
-    word_binding,
+    PrefixScan, ScanBuffers, buffer_entry, shader_module, storage_entry, word_binding,
 };
 
 /// Threads per workgroup of the count and scatter kernels.

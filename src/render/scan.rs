@@ -17,6 +17,8 @@
 
 use std::num::NonZeroU64;
 
+use super::gpu_util::compute_pipeline;
+
 /// Threads per workgroup of the scan kernels.
 pub const SCAN_WORKGROUP_SIZE: u32 = 256;
 /// Values per thread.
@@ -377,31 +379,5 @@ pub(crate) fn shader_module(
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(format!("{constants}\n{body}").into()),
-    })
-}
-
-pub(crate) fn compute_pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    layout: &wgpu::BindGroupLayout,
-    module: &wgpu::ShaderModule,
-    entry_point: &str,
-) -> wgpu::ComputePipeline {
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: &[Some(layout)],
-        immediate_size: 0,
-    });
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: Some(&pipeline_layout),
-        module,
-        entry_point: Some(entry_point),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &[],
-            // Every kernel writes its workgroup memory before reading it.
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
     })
 }

@@ -46,6 +46,11 @@ fn tile_render(
         scene = textureLoad(scene_depth, vec2<i32>(pixel + view.viewport_origin), 0);
     }
 
+    if thread == 0u {
+        atomicStore(&pixels_done, 0u);
+    }
+    workgroupBarrier();
+
     var transmittance = 1.0;
     var colour = vec3<f32>(0.0);
     var done = !inside;
