@@ -229,6 +229,7 @@ pub fn prepare_splat_views(
             },
             |state| state.buffers.capacity.pairs,
         );
+        let mut shrink = false;
         if let Some(counts) = state.as_ref().and_then(|s| s.buffers.readback.poll(device)) {
             stats.update(main_entity.id(), |s| {
                 s.visible_splats = counts.visible_splats;
@@ -260,6 +261,7 @@ pub fn prepare_splat_views(
                     .pairs_needed
                     .saturating_add(counts.pairs_needed / 4)
                     .max(MIN_PAIRS);
+                shrink = true;
             }
         }
         let need = ViewCapacity {
@@ -270,12 +272,7 @@ pub fn prepare_splat_views(
             viewport: size,
         };
         let mut state = match state {
-            Some(state)
-                if state.buffers.capacity.holds(&need)
-                    && state.buffers.capacity.pairs <= need.pairs.saturating_mul(SHRINK_BELOW) =>
-            {
-                state
-            }
+            Some(state) if state.buffers.capacity.holds(&need) && !shrink => state,
             previous => {
                 let capacity = match previous {
                     // Grow with headroom so a cloud appearing doesn't rebuild every frame.
