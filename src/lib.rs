@@ -26,7 +26,7 @@ use bevy::asset::AssetApp;
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::ecs::schedule::IntoScheduleConfigs;
 
-pub use asset::{GaussianSplats, PlyLoader, SplatLoadError};
+pub use asset::{GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError};
 pub use cloud::GaussianCloud;
 pub use render::{SplatComposite, SplatMemory, SplatStats, SplatViewStats};
 

@@ -349,3 +349,43 @@ fn the_degenerate_lod_tile_matches_the_reference() {
     );
     assert!(worst <= 2, "max difference {worst}/255");
 }
+
+/// SH values that f16 holds exactly, so f16 storage must give the f32 image.
+fn f16_exact(values: impl IntoIterator<Item = f32>) -> Vec<f32> {
+    values
+        .into_iter()
+        .map(|v| half::f16::from_f32(v).to_f32())
+        .collect()
+}
+
+#[test]
+fn half_precision_sh_decodes_every_degree() {
+    let mut state = 0x1234_5678_u32;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state as f32 / u32::MAX as f32
+    };
+    for degree in 0..=3u8 {
+        let stride = 3 * (usize::from(degree) + 1).pow(2);
+        let splats: Vec<Splat> = (0..40)
+            .map(|_| {
+                let at = at_pixel(next() * 72.0, next() * 40.0, 2.0 + next());
+                Splat::new(at, 0.05 + 0.1 * next(), 0.3 + 0.6 * next(), [0.5; 3])
+            })
+            .collect();
+        let geometry = splats.iter().map(Splat::geometry).collect();
+        let sh = f16_exact((0..splats.len() * stride).map(|_| next() * 2.0 - 1.0));
+        let cloud = GaussianSplats::new(geometry, sh, degree)
+            .unwrap()
+            .with_half_precision_sh(true);
+        let c = compare_from(cloud, SIZE, Transform::IDENTITY);
+        assert!(c.lit > 0, "degree {degree}: nothing drawn");
+        assert!(
+            c.worst <= 2,
+            "degree {degree}: max difference {}/255",
+            c.worst
+        );
+    }
+}

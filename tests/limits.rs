@@ -75,3 +75,34 @@ fn clouds_larger_than_a_storage_binding_render_in_chunks() {
     let worst = max_difference(&chunked, &whole);
     assert!(worst <= 1, "chunked upload differs by {worst}/255");
 }
+
+/// GPU bytes the plugin holds for `splats` alone (no camera, so no view buffers).
+fn cloud_bytes(splats: GaussianSplats) -> u64 {
+    let mut headless = Headless::new();
+    let handle = headless.add_splats(splats);
+    headless.spawn_cloud(handle, Transform::IDENTITY);
+    for _ in 0..3 {
+        headless.app.update();
+    }
+    headless
+        .app
+        .world()
+        .resource::<bevy_splat::SplatMemory>()
+        .bytes()
+}
+
+#[test]
+fn half_precision_sh_halves_the_sh_memory() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fruit_drops_sh3.ply"
+    ))
+    .unwrap();
+    let splats = GaussianSplats::from(ply::decode(&bytes).unwrap());
+    let n = splats.len() as u64;
+    let full = cloud_bytes(splats.clone());
+    let half = cloud_bytes(splats.with_half_precision_sh(true));
+    // 48 bytes of geometry per splat, and 48 SH floats (degree 3) as f32 or as f16.
+    assert_eq!(full, n * (48 + 48 * 4));
+    assert_eq!(half, n * (48 + 48 * 2));
+}

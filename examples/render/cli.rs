@@ -17,17 +17,23 @@ struct Args {
     ply: PathBuf,
     cameras: PathBuf,
     out: PathBuf,
+    half_precision_sh: bool,
 }
 
-const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR";
+const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--half-sh]";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut ply = None;
     let mut cameras = None;
     let mut out = None;
+    let mut half_precision_sh = false;
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
         let slot = match flag.as_str() {
+            "--half-sh" => {
+                half_precision_sh = true;
+                continue;
+            }
             "--ply" => &mut ply,
             "--cameras" => &mut cameras,
             "--out" => &mut out,
@@ -43,6 +49,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         ply: ply.ok_or(format!("missing --ply; {USAGE}"))?,
         cameras: cameras.ok_or(format!("missing --cameras; {USAGE}"))?,
         out: out.ok_or(format!("missing --out; {USAGE}"))?,
+        half_precision_sh,
     })
 }
 
@@ -79,7 +86,8 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
 
     let mut headless = Headless::new();
-    let handle = headless.add_splats(GaussianSplats::from(splats));
+    let handle = headless
+        .add_splats(GaussianSplats::from(splats).with_half_precision_sh(args.half_precision_sh));
     headless.spawn_cloud(handle, Transform::IDENTITY);
     let views: Vec<_> = cameras
         .iter()

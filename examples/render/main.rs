@@ -4,6 +4,8 @@
 //! cargo run --release --example render -- --ply FILE --cameras CAMERAS.json --out DIR
 //! ```
 //!
+//! `--half-sh` keeps the SH coefficients as f16 on the GPU.
+//!
 //! Each camera renders at its own width and height on black, with the splat layer's
 //! values as rendered (no tonemapping, no colour conversion), to `DIR/<img_name>.png`
 //! (8-bit RGB) — the images the reference rasterizer writes for the same cameras.

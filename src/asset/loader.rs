@@ -2,6 +2,7 @@ use bevy::asset::io::Reader;
 use bevy::asset::{AssetLoader, LoadContext};
 use bevy::log::{info, warn};
 use bevy::reflect::TypePath;
+use serde::{Deserialize, Serialize};
 
 use super::GaussianSplats;
 use super::ply::{self, PlyError};
@@ -9,6 +10,15 @@ use super::ply::{self, PlyError};
 /// Loads Inria-format 3DGS `.ply` files into [`GaussianSplats`].
 #[derive(Default, TypePath)]
 pub struct PlyLoader;
+
+/// How [`PlyLoader`] prepares what it loads. Use with
+/// `asset_server.load_with_settings(path, |s: &mut PlyLoaderSettings| ...)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlyLoaderSettings {
+    /// Keep the SH coefficients as f16 on the GPU (see
+    /// [`GaussianSplats::with_half_precision_sh`]).
+    pub half_precision_sh: bool,
+}
 
 /// Why a splat file did not load.
 #[derive(Debug, thiserror::Error)]
@@ -23,13 +33,13 @@ pub enum SplatLoadError {
 
 impl AssetLoader for PlyLoader {
     type Asset = GaussianSplats;
-    type Settings = ();
+    type Settings = PlyLoaderSettings;
     type Error = SplatLoadError;
 
     async fn load(
         &self,
         reader: &mut dyn Reader,
-        _settings: &(),
+        settings: &PlyLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<GaussianSplats, SplatLoadError> {
         let mut bytes = Vec::new();
@@ -48,7 +58,7 @@ impl AssetLoader for PlyLoader {
             decoded.len(),
             decoded.sh_degree
         );
-        Ok(GaussianSplats::from(decoded))
+        Ok(GaussianSplats::from(decoded).with_half_precision_sh(settings.half_precision_sh))
     }
 
     fn extensions(&self) -> &[&str] {

@@ -5,6 +5,6 @@ mod loader;
 pub mod ply;
 mod splats;
 
-pub use loader::{PlyLoader, SplatLoadError};
+pub use loader::{PlyLoader, PlyLoaderSettings, SplatLoadError};
 pub use ply::SplatGeometry;
 pub use splats::GaussianSplats;

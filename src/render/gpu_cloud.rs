@@ -21,7 +21,12 @@ pub struct GpuChunk {
 pub struct GpuSplats {
     pub chunks: Vec<GpuChunk>,
     pub sh_degree: u32,
+    /// SH floats per splat.
     pub sh_stride: u32,
+    /// 32-bit words of SH data per splat on the GPU.
+    pub sh_words: u32,
+    /// The words hold pairs of f16 rather than one f32 each.
+    pub sh_half: bool,
     _bytes: GpuBytes,
 }
 
@@ -36,10 +41,24 @@ impl GpuSplats {
 }
 
 /// The most splats one chunk holds so that neither of its buffers passes `max_binding`.
-pub fn splats_per_chunk(sh_stride: usize, max_binding: u64) -> usize {
-    let per_splat = size_of::<SplatGeometry>().max(sh_stride * size_of::<f32>()) as u64;
+pub fn splats_per_chunk(sh_words: usize, max_binding: u64) -> usize {
+    let per_splat = size_of::<SplatGeometry>().max(sh_words * size_of::<u32>()) as u64;
     // Whole splats only, and keep every chunk within u32 splat indices.
     (max_binding / per_splat).clamp(1, u64::from(u32::MAX / 2)) as usize
+}
+
+/// Each splat's `stride` SH floats as f16 pairs, the splat starting on a whole word
+/// (an odd count leaves the last half word zero).
+fn pack_half(sh: &[f32], stride: usize) -> Vec<u32> {
+    let half = |v: f32| u32::from(half::f16::from_f32(v).to_bits());
+    sh.chunks_exact(stride.max(1))
+        .flat_map(|splat| {
+            splat.chunks(2).map(move |pair| {
+                let high = pair.get(1).map_or(0, |&v| half(v));
+                half(pair[0]) | (high << 16)
+            })
+        })
+        .collect()
 }
 
 impl RenderAsset for GpuSplats {
@@ -47,7 +66,15 @@ impl RenderAsset for GpuSplats {
     type Param = (SRes<RenderDevice>, SRes<SplatMemory>);
 
     fn byte_len(splats: &GaussianSplats) -> Option<usize> {
-        Some(size_of_val(splats.geometry()) + size_of_val(splats.sh()))
+        let sh = size_of_val(splats.sh());
+        Some(
+            size_of_val(splats.geometry())
+                + if splats.half_precision_sh() {
+                    sh / 2
+                } else {
+                    sh
+                },
+        )
     }
 
     fn prepare_asset(
@@ -61,19 +88,26 @@ impl RenderAsset for GpuSplats {
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
         let stride = splats.sh_stride();
-        let per_chunk = splats_per_chunk(stride, max_binding);
+        let half = splats.half_precision_sh();
+        let words = if half { stride.div_ceil(2) } else { stride };
+        let per_chunk = splats_per_chunk(words, max_binding);
         let device = device.wgpu_device();
         let mut chunks = Vec::new();
         let mut bytes = 0;
         for (index, geometry) in splats.geometry().chunks(per_chunk).enumerate() {
             let first = index * per_chunk;
             let sh = &splats.sh()[first * stride..(first + geometry.len()) * stride];
-            // A binding of zero bytes is invalid: an SH-less chunk still gets 4 bytes.
-            let sh_bytes: &[u8] = if sh.is_empty() {
-                &[0; 4]
+            let packed;
+            let mut sh_bytes: &[u8] = if half {
+                packed = pack_half(sh, stride);
+                bytemuck::cast_slice(&packed)
             } else {
                 bytemuck::cast_slice(sh)
             };
+            // A binding of zero bytes is invalid: an SH-less chunk still gets 4 bytes.
+            if sh_bytes.is_empty() {
+                sh_bytes = &[0; 4];
+            }
             let chunk = GpuChunk {
                 geometry: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("splat geometry"),
@@ -94,6 +128,8 @@ impl RenderAsset for GpuSplats {
             chunks,
             sh_degree: u32::from(splats.sh_degree()),
             sh_stride: stride as u32,
+            sh_words: words as u32,
+            sh_half: half,
             _bytes: memory.track(bytes),
         })
     }

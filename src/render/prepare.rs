@@ -87,6 +87,8 @@ struct Dispatch<'a> {
     chunk: &'a GpuChunk,
     sh_degree: u32,
     sh_stride: u32,
+    sh_words: u32,
+    sh_half: bool,
     first_instance: u32,
     instance_count: u32,
 }
@@ -132,6 +134,8 @@ fn plan_dispatches<'a>(
                     chunk,
                     sh_degree: gpu.sh_degree,
                     sh_stride: gpu.sh_stride,
+                    sh_words: gpu.sh_words,
+                    sh_half: gpu.sh_half,
                     first_instance: first + start,
                     instance_count: count,
                 });
@@ -318,7 +322,8 @@ pub fn prepare_splat_views(
                 grid_width: PreprocessPass::grid_width(threads),
                 first_instance: dispatch.first_instance,
                 instance_count: dispatch.instance_count,
-                _pad: [0; 2],
+                sh_words: dispatch.sh_words,
+                sh_half: u32::from(dispatch.sh_half),
             };
             queue.write_buffer(&buffers.chunk_params, offset, bytemuck::bytes_of(&params));
             let bind_group = pipelines.preprocess.bind_group(

@@ -29,7 +29,10 @@ pub struct ChunkParams {
     pub grid_width: u32,
     pub first_instance: u32,
     pub instance_count: u32,
-    pub _pad: [u32; 2],
+    /// Words of SH data per splat.
+    pub sh_words: u32,
+    /// 1 when the words hold pairs of f16, 0 when each is one f32.
+    pub sh_half: u32,
 }
 
 /// Uniform offsets must be multiples of this on every adapter.

@@ -27,12 +27,15 @@ struct ChunkParams {
     grid_width: u32,
     first_instance: u32,
     instance_count: u32,
+    // Words of `sh` per splat, and whether they hold pairs of f16 (else one f32 each).
+    sh_words: u32,
+    sh_half: u32,
 }
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<uniform> chunk: ChunkParams;
 @group(0) @binding(2) var<storage, read> geometry: array<SplatGeometry>;
-@group(0) @binding(3) var<storage, read> sh: array<f32>;
+@group(0) @binding(3) var<storage, read> sh: array<u32>;
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
 @group(0) @binding(5) var<storage, read_write> tile_counts: array<u32>;
 @group(0) @binding(6) var<storage, read_write> visible_count: atomic<u32>;
@@ -43,14 +46,24 @@ const SH_C1: f32 = 0.4886025119029199;
 const SH_C2 = array<f32, 5>(1.0925484305920792, -1.0925484305920792, 0.31539156525252005, -1.0925484305920792, 0.5462742152960396);
 const SH_C3 = array<f32, 7>(-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154, -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
 
-fn sh_coefficient(base: u32, k: u32) -> vec3<f32> {
-    let i = base + 3u * k;
-    return vec3<f32>(sh[i], sh[i + 1u], sh[i + 2u]);
+// SH float `i` of splat `index`, stored as f32 or packed in f16 pairs.
+fn sh_value(index: u32, i: u32) -> f32 {
+    let base = index * chunk.sh_words;
+    if chunk.sh_half == 0u {
+        return bitcast<f32>(sh[base + i]);
+    }
+    let pair = unpack2x16float(sh[base + i / 2u]);
+    return select(pair.x, pair.y, (i & 1u) == 1u);
+}
+
+fn sh_coefficient(index: u32, k: u32) -> vec3<f32> {
+    let i = 3u * k;
+    return vec3<f32>(sh_value(index, i), sh_value(index, i + 1u), sh_value(index, i + 2u));
 }
 
 // Colour seen along `dir` (unit, cloud frame) by the reference's SH basis, +0.5, ≥ 0.
 fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
-    let base = index * chunk.sh_stride;
+    let base = index;
     var c = SH_C0 * sh_coefficient(base, 0u);
     if chunk.sh_degree >= 1u {
         let x = dir.x;
@@ -100,10 +113,9 @@ fn valid_log_scale(x: f32) -> bool {
 }
 
 fn sh_finite(index: u32) -> bool {
-    let base = index * chunk.sh_stride;
     var ok = true;
     for (var i = 0u; i < chunk.sh_stride; i++) {
-        ok = ok && finite(sh[base + i]);
+        ok = ok && finite(sh_value(index, i));
     }
     return ok;
 }
