@@ -18,7 +18,7 @@ const ALPHA_MAX: f32 = 0.999;
 const T_MIN: f32 = 1e-4;
 
 var<workgroup> batch_position: array<vec4<f32>, BATCH>; // x, y, depth in the depth buffer's terms, opacity
-var<workgroup> batch_conic: array<vec4<f32>, BATCH>;    // a, b, c, unused
+var<workgroup> batch_conic: array<vec4<f32>, BATCH>;    // a, b, c, ln(255·opacity)
 var<workgroup> batch_colour: array<vec4<f32>, BATCH>;   // r, g, b, unused
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
@@ -70,7 +70,7 @@ fn tile_render(
         if fetch < range.y {
             let s = projected[sorted_splats[fetch]];
             batch_position[thread] = vec4<f32>(s.x, s.y, buffer_depth(s.depth), s.opacity);
-            batch_conic[thread] = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.0);
+            batch_conic[thread] = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.5 * s.extent);
             batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, 0.0);
         }
         workgroupBarrier();
@@ -86,7 +86,8 @@ fn tile_render(
                 let conic = batch_conic[j];
                 let d = p.xy - centre;
                 let power = 0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) + conic.y * d.x * d.y;
-                if power < 0.0 {
+                // Beyond ln(255·opacity) the α below is under 1/255: skip its exp.
+                if power < 0.0 || power > conic.w {
                     continue;
                 }
                 let alpha = min(ALPHA_MAX, p.w * exp(-power));
