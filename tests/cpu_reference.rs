@@ -1,6 +1,7 @@
 //! The GPU pipeline against the plain CPU rasterizer in `reference_raster` on tiny
 //! synthetic scenes, each aimed at one way a tile rasterizer can go wrong.
 
+mod common;
 #[path = "../examples/render/headless.rs"]
 mod headless;
 mod reference_raster;
@@ -11,6 +12,7 @@ use bevy::transform::components::Transform;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
 
+use common::random::Rng;
 use headless::Headless;
 use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
 
@@ -265,13 +267,8 @@ fn one_pixel_image() {
 #[test]
 fn many_overlapping_splats_saturate_like_the_reference() {
     // A deterministic pseudo-random scene dense enough that pixels reach T ≤ 1e-4.
-    let mut state = 0x2545_f491_u32;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state as f32 / u32::MAX as f32
-    };
+    let mut rng = Rng(0x2545_f491);
+    let mut next = move || rng.next();
     let splats: Vec<Splat> = (0..400)
         .map(|_| {
             let z = 1.5 + 3.0 * next();
@@ -360,13 +357,8 @@ fn f16_exact(values: impl IntoIterator<Item = f32>) -> Vec<f32> {
 
 #[test]
 fn half_precision_sh_decodes_every_degree() {
-    let mut state = 0x1234_5678_u32;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        state as f32 / u32::MAX as f32
-    };
+    let mut rng = Rng(0x1234_5678);
+    let mut next = move || rng.next();
     for degree in 0..=3u8 {
         let stride = 3 * (usize::from(degree) + 1).pow(2);
         let splats: Vec<Splat> = (0..40)

@@ -5,6 +5,7 @@
 //! frame may raise a validation error, and at the end the GPU memory the plugin
 //! holds returns to where it started.
 
+mod common;
 #[path = "../examples/render/headless.rs"]
 mod headless;
 mod reference_raster;
@@ -16,23 +17,12 @@ use bevy::prelude::*;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::{GaussianCloud, GaussianSplats, SplatMemory};
 
+use common::random::Rng;
 use headless::{Headless, HeadlessCamera};
 use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
 
 const FOV_Y: f32 = 0.8;
 const FRAMES: u32 = 1000;
-
-/// A deterministic pseudo-random stream.
-struct Rng(u32);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 17;
-        self.0 ^= self.0 << 5;
-        self.0 as f32 / u32::MAX as f32
-    }
-}
 
 fn random_cloud(rng: &mut Rng, tint: [f32; 3], count: usize) -> GaussianSplats {
     let mut geometry = Vec::new();

@@ -146,6 +146,30 @@ fn plan_dispatches<'a>(
     (instances, dispatches)
 }
 
+/// What a view's pair buffers should become, once the GPU reported a frame's need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PairResize {
+    Keep,
+    /// The frame needed more than the buffers held (it was incomplete).
+    Grow(u32),
+    /// The buffers hold more than `SHRINK_BELOW` times what the frame needed.
+    Shrink(u32),
+}
+
+/// Grows to 1.25× the need (at most `max_pairs`), or shrinks to 1.25× the need when
+/// the buffers are far too large; the gap between the two keeps a view whose need
+/// wobbles from rebuilding every frame.
+fn resize_pairs(capacity: u32, needed: u32, max_pairs: u32) -> PairResize {
+    let with_headroom = needed.saturating_add(needed / 4);
+    if needed > capacity {
+        PairResize::Grow(with_headroom.min(max_pairs))
+    } else if needed.saturating_mul(SHRINK_BELOW) < capacity && capacity > MIN_PAIRS {
+        PairResize::Shrink(with_headroom.max(MIN_PAIRS))
+    } else {
+        PairResize::Keep
+    }
+}
+
 /// Bits of the sort key in use: the tile id above 32 bits of depth.
 fn key_bits(tiles: UVec2) -> u32 {
     let count = (tiles.x * tiles.y).max(2);
@@ -228,12 +252,12 @@ pub fn prepare_splat_views(
             || {
                 splats
                     .saturating_mul(INITIAL_PAIRS_PER_SPLAT)
-                    .max(1 << 16)
+                    .max(MIN_PAIRS)
                     .min(max_pairs)
             },
             |state| state.buffers.capacity.pairs,
         );
-        let mut shrink = false;
+        let mut resize = PairResize::Keep;
         if let Some(counts) = state.as_ref().and_then(|s| s.buffers.readback.poll(device)) {
             stats.update(main_entity.id(), |s| {
                 s.visible_splats = counts.visible_splats;
@@ -241,31 +265,26 @@ pub fn prepare_splat_views(
                 s.tile_pairs_kept = counts.pairs_kept;
                 s.gpu_reports += 1;
             });
-            if counts.pairs_needed > pairs {
-                let grown = counts.pairs_needed.saturating_add(counts.pairs_needed / 4);
-                if counts.pairs_needed > max_pairs {
+            resize = resize_pairs(pairs, counts.pairs_needed, max_pairs);
+            match resize {
+                PairResize::Grow(to) if counts.pairs_needed > max_pairs => {
                     warn!(
                         "a frame needs {} tile pairs but one storage binding holds {max_pairs}; \
                          splats are missing from that camera's image",
                         counts.pairs_needed
                     );
-                } else {
+                    pairs = to;
+                }
+                PairResize::Grow(to) => {
                     warn!(
                         "a frame needed {} tile pairs but the buffers held {pairs}: that frame \
                          was incomplete; growing them",
                         counts.pairs_needed
                     );
+                    pairs = to;
                 }
-                pairs = grown.min(max_pairs);
-            } else if counts.pairs_needed.saturating_mul(SHRINK_BELOW) < pairs && pairs > MIN_PAIRS
-            {
-                // The first guess (or an earlier, busier frame) left far more room than
-                // the view uses: give most of it back.
-                pairs = counts
-                    .pairs_needed
-                    .saturating_add(counts.pairs_needed / 4)
-                    .max(MIN_PAIRS);
-                shrink = true;
+                PairResize::Shrink(to) => pairs = to,
+                PairResize::Keep => {}
             }
         }
         let need = ViewCapacity {
@@ -276,7 +295,12 @@ pub fn prepare_splat_views(
             viewport: size,
         };
         let mut state = match state {
-            Some(state) if state.buffers.capacity.holds(&need) && !shrink => state,
+            Some(state)
+                if state.buffers.capacity.holds(&need)
+                    && !matches!(resize, PairResize::Shrink(_)) =>
+            {
+                state
+            }
             previous => {
                 let capacity = match previous {
                     // Grow with headroom so a cloud appearing doesn't rebuild every frame.
@@ -418,4 +442,42 @@ pub fn prepare_splat_views(
     }
 
     stats.retain(|camera| live.contains(camera));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_buffers_grow_shrink_or_stay() {
+        let max = 1 << 28;
+        assert_eq!(
+            resize_pairs(100_000, 120_000, max),
+            PairResize::Grow(150_000)
+        );
+        assert_eq!(
+            resize_pairs(100_000, 120_000, 110_000),
+            PairResize::Grow(110_000)
+        );
+        assert_eq!(
+            resize_pairs(1_000_000, 400_000, max),
+            PairResize::Shrink(500_000)
+        );
+        assert_eq!(resize_pairs(1_000_000, 600_000, max), PairResize::Keep);
+        assert_eq!(resize_pairs(1_000_000, 1_000_000, max), PairResize::Keep);
+        // Never below the floor.
+        assert_eq!(
+            resize_pairs(MIN_PAIRS * 4, 10, max),
+            PairResize::Shrink(MIN_PAIRS)
+        );
+        assert_eq!(resize_pairs(MIN_PAIRS, 10, max), PairResize::Keep);
+    }
+
+    #[test]
+    fn key_bits_cover_every_tile_above_the_depth() {
+        assert_eq!(key_bits(UVec2::new(1, 1)), 33);
+        assert_eq!(key_bits(UVec2::new(40, 30)), 32 + 11);
+        assert_eq!(key_bits(UVec2::new(120, 68)), 32 + 13);
+        assert_eq!(key_bits(UVec2::new(128, 64)), 32 + 13);
+    }
 }
