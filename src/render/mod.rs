@@ -93,12 +93,16 @@ impl Plugin for SplatRenderPlugin {
         let memory = SplatMemory::default();
         let stats = SplatStats::default();
         app.insert_resource(memory.clone())
-            .insert_resource(stats.clone())
-            .add_plugins((
-                ExtractComponentPlugin::<GaussianCloud>::extract_visible(),
-                ExtractComponentPlugin::<SplatComposite>::default(),
-                RenderAssetPlugin::<GpuSplats>::default(),
-            ));
+            .insert_resource(stats.clone());
+        // Without a renderer (a server, an asset tool) clouds are plain data.
+        if app.get_sub_app(RenderApp).is_none() {
+            return;
+        }
+        app.add_plugins((
+            ExtractComponentPlugin::<GaussianCloud>::extract_visible(),
+            ExtractComponentPlugin::<SplatComposite>::default(),
+            RenderAssetPlugin::<GpuSplats>::default(),
+        ));
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             return;
         };
