@@ -40,6 +40,16 @@ impl GpuSplats {
     }
 }
 
+/// 32-bit words of GPU SH data per splat: one per float, or one per f16 pair with
+/// each splat starting on a whole word.
+pub fn sh_words(sh_stride: usize, half: bool) -> usize {
+    if half {
+        sh_stride.div_ceil(2)
+    } else {
+        sh_stride
+    }
+}
+
 /// The most splats one chunk holds so that neither of its buffers passes `max_binding`.
 pub fn splats_per_chunk(sh_words: usize, max_binding: u64) -> usize {
     let per_splat = size_of::<SplatGeometry>().max(sh_words * size_of::<u32>()) as u64;
@@ -66,15 +76,8 @@ impl RenderAsset for GpuSplats {
     type Param = (SRes<RenderDevice>, SRes<SplatMemory>);
 
     fn byte_len(splats: &GaussianSplats) -> Option<usize> {
-        let sh = size_of_val(splats.sh());
-        Some(
-            size_of_val(splats.geometry())
-                + if splats.half_precision_sh() {
-                    sh / 2
-                } else {
-                    sh
-                },
-        )
+        let words = sh_words(splats.sh_stride(), splats.half_precision_sh());
+        Some(size_of_val(splats.geometry()) + splats.len() * words * size_of::<u32>())
     }
 
     fn prepare_asset(
@@ -89,7 +92,7 @@ impl RenderAsset for GpuSplats {
             .min(limits.max_buffer_size);
         let stride = splats.sh_stride();
         let half = splats.half_precision_sh();
-        let words = if half { stride.div_ceil(2) } else { stride };
+        let words = sh_words(stride, half);
         let per_chunk = splats_per_chunk(words, max_binding);
         let device = device.wgpu_device();
         let mut chunks = Vec::new();

@@ -21,7 +21,10 @@ use super::composite::CompositeUniform;
 use super::extract::ExtractedCloud;
 use super::gpu_cloud::{GpuChunk, GpuSplats};
 use super::memory::SplatMemory;
-use super::preprocess::{CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PreprocessPass};
+use super::preprocess::{
+    CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
+};
+use super::radix_sort::SORT_KEY_BYTES;
 use super::stats::SplatStats;
 use super::view_buffers::{ViewBuffers, ViewCapacity};
 use super::view_uniform::SplatCamera;
@@ -85,10 +88,7 @@ pub fn request_readable_depth(mut cameras: Query<&mut Camera3d>) {
 /// One preprocess dispatch: a chunk of an asset for a run of instances of it.
 struct Dispatch<'a> {
     chunk: &'a GpuChunk,
-    sh_degree: u32,
-    sh_stride: u32,
-    sh_words: u32,
-    sh_half: bool,
+    splats: &'a GpuSplats,
     first_instance: u32,
     instance_count: u32,
 }
@@ -132,10 +132,7 @@ fn plan_dispatches<'a>(
                 let count = per_dispatch.min(group.len() as u32 - start);
                 dispatches.push(Dispatch {
                     chunk,
-                    sh_degree: gpu.sh_degree,
-                    sh_stride: gpu.sh_stride,
-                    sh_words: gpu.sh_words,
-                    sh_half: gpu.sh_half,
+                    splats: gpu,
                     first_instance: first + start,
                     instance_count: count,
                 });
@@ -203,9 +200,9 @@ pub fn prepare_splat_views(
     let max_binding = limits
         .max_storage_buffer_binding_size
         .min(limits.max_buffer_size);
-    // Projected splats take 48 bytes, sort keys 8: the binding limit caps both.
-    let max_splats = u32::try_from(max_binding / 48).unwrap_or(u32::MAX);
-    let max_pairs = u32::try_from(max_binding / 8).unwrap_or(u32::MAX);
+    // One binding holds every projected splat of a view, and every sort key.
+    let max_splats = u32::try_from(max_binding / PROJECTED_SPLAT_BYTES).unwrap_or(u32::MAX);
+    let max_pairs = u32::try_from(max_binding / SORT_KEY_BYTES).unwrap_or(u32::MAX);
     let device = device.wgpu_device();
 
     // Views that draw no splats this frame are left in here and dropped at the end,
@@ -341,13 +338,13 @@ pub fn prepare_splat_views(
             let threads = dispatch.chunk.count * dispatch.instance_count;
             let params = ChunkParams {
                 splat_count: dispatch.chunk.count,
-                sh_degree: dispatch.sh_degree,
-                sh_stride: dispatch.sh_stride,
+                sh_degree: dispatch.splats.sh_degree,
+                sh_stride: dispatch.splats.sh_stride,
                 grid_width: PreprocessPass::grid_width(threads),
                 first_instance: dispatch.first_instance,
                 instance_count: dispatch.instance_count,
-                sh_words: dispatch.sh_words,
-                sh_half: u32::from(dispatch.sh_half),
+                sh_words: dispatch.splats.sh_words,
+                sh_half: u32::from(dispatch.splats.sh_half),
             };
             queue.write_buffer(&buffers.chunk_params, offset, bytemuck::bytes_of(&params));
             let bind_group = pipelines.preprocess.bind_group(

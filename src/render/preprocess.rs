@@ -35,6 +35,9 @@ pub struct ChunkParams {
     pub sh_half: u32,
 }
 
+/// Bytes of one projected splat (`ProjectedSplat` in `common.wgsl`).
+pub const PROJECTED_SPLAT_BYTES: u64 = 48;
+
 /// Uniform offsets must be multiples of this on every adapter.
 pub const CHUNK_PARAMS_STRIDE: u64 = 256;
 

@@ -33,6 +33,8 @@ pub const SORT_WORKGROUP_SIZE: u32 = 256;
 pub const SORT_ITEMS_PER_THREAD: u32 = 8;
 /// Pairs handled by one workgroup.
 pub const SORT_BLOCK: u32 = SORT_WORKGROUP_SIZE * SORT_ITEMS_PER_THREAD;
+/// Bytes of one sort key (`vec2<u32>`).
+pub const SORT_KEY_BYTES: u64 = 8;
 /// Key bits sorted per pass.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;

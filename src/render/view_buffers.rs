@@ -10,7 +10,7 @@ use super::indirect::{
     COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_COUNT_OFFSET,
 };
 use super::memory::{GpuBytes, SplatMemory};
-use super::preprocess::{CHUNK_PARAMS_STRIDE, CloudInstance};
+use super::preprocess::{CHUNK_PARAMS_STRIDE, CloudInstance, PROJECTED_SPLAT_BYTES};
 use super::radix_sort::SortBuffers;
 use super::scan::ScanBuffers;
 use super::tile_render::SPLAT_LAYER_FORMAT;
@@ -110,7 +110,12 @@ impl ViewBuffers {
             size_of::<CloudInstance>() as u64 * u64::from(capacity.instances.max(1)),
             storage,
         );
-        let projected = buffer(device, "splat projected", splats * 48, storage);
+        let projected = buffer(
+            device,
+            "splat projected",
+            splats * PROJECTED_SPLAT_BYTES,
+            storage,
+        );
         let tile_counts = buffer(device, "splat tile counts", splats * 4, storage);
         let counters = buffer(
             device,
