@@ -1,6 +1,7 @@
-//! Device limits smaller than a cloud: lavapipe is run with a storage binding limit
-//! far below the scene's size, so clouds are uploaded in several chunks, and the
-//! image must be the one an unconstrained device draws.
+//! Device limits smaller than a scene: lavapipe is run with a storage binding limit
+//! far below the scene's size, so clouds are uploaded in several chunks and a view's
+//! working buffers are split into bands, and the image must be the one an
+//! unconstrained device draws.
 
 mod common;
 #[path = "../examples/render/headless.rs"]
@@ -10,20 +11,54 @@ mod reference_raster;
 use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy::render::settings::{WgpuLimits, WgpuSettings};
-use bevy_splat::GaussianSplats;
-use bevy_splat::asset::ply;
+use bevy_splat::asset::{SplatGeometry, ply};
+use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
 
 use headless::Headless;
 use reference_raster::max_difference;
 
-/// The image, and the storage binding limit the device was created with.
-fn render(settings: WgpuSettings) -> (Vec<u8>, u64) {
+/// What one render of fruit_drops gave.
+struct Render {
+    rgb: Vec<u8>,
+    /// The storage binding limit the device was created with.
+    binding_limit: u64,
+    stats: SplatViewStats,
+}
+
+/// A device like this machine's, with storage bindings of at most `bytes`.
+fn binding_limit(bytes: u64) -> WgpuSettings {
+    let adapter_limits: WgpuLimits = common::gpu::Gpu::new().device.limits();
+    WgpuSettings {
+        constrained_limits: Some(WgpuLimits {
+            max_storage_buffer_binding_size: bytes,
+            ..adapter_limits
+        }),
+        ..default()
+    }
+}
+
+fn fruit_drops() -> GaussianSplats {
     let bytes = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/fruit_drops_sh3.ply"
     ))
     .unwrap();
-    let splats = GaussianSplats::from(ply::decode(&bytes).unwrap());
+    GaussianSplats::from(ply::decode(&bytes).unwrap())
+}
+
+/// fruit_drops seen by a 160×120 camera.
+fn render_fruit_drops(settings: WgpuSettings) -> Render {
+    let camera = Transform::from_xyz(0.0, 0.0, 0.7).looking_at(Vec3::ZERO, Vec3::Y);
+    render(settings, fruit_drops(), camera, UVec2::new(160, 120), 0.9)
+}
+
+fn render(
+    settings: WgpuSettings,
+    splats: GaussianSplats,
+    camera: Transform,
+    size: UVec2,
+    fov: f32,
+) -> Render {
     let mut headless = Headless::with_settings(settings, |_| {});
     let limit = headless
         .app
@@ -33,47 +68,112 @@ fn render(settings: WgpuSettings) -> (Vec<u8>, u64) {
         .max_storage_buffer_binding_size;
     let handle = headless.add_splats(splats);
     headless.spawn_cloud(handle, Transform::IDENTITY);
-    let size = UVec2::new(160, 120);
     let projection = PerspectiveProjection {
-        fov: 0.9,
-        aspect_ratio: 160.0 / 120.0,
+        fov,
+        aspect_ratio: size.x as f32 / size.y as f32,
         near: 0.01,
         ..default()
     };
-    let camera = headless.spawn_camera(
-        Transform::from_xyz(0.0, 0.0, 0.7).looking_at(Vec3::ZERO, Vec3::Y),
-        projection,
-        size,
-        None,
-    );
-    (headless.render(&[camera]).unwrap().remove(0).rgb(), limit)
+    let camera = headless.spawn_camera(camera, projection, size, None);
+    let rgb = headless.render(std::slice::from_ref(&camera)).unwrap().remove(0).rgb();
+    let stats = headless
+        .app
+        .world()
+        .resource::<SplatStats>()
+        .get(camera.entity)
+        .unwrap();
+    Render {
+        rgb,
+        binding_limit: limit,
+        stats,
+    }
 }
 
 #[test]
 fn clouds_larger_than_a_storage_binding_render_in_chunks() {
     // fruit_drops holds 906 KB of SH3 coefficients: 256 KiB bindings split it in four.
-    let adapter_limits: WgpuLimits = common::gpu::Gpu::new().device.limits();
-    let small = WgpuSettings {
-        constrained_limits: Some(WgpuLimits {
-            max_storage_buffer_binding_size: 256 * 1024,
-            ..adapter_limits
-        }),
-        ..default()
-    };
-    let (chunked, small_limit) = render(small);
-    let (whole, full_limit) = render(WgpuSettings::default());
+    let chunked = render_fruit_drops(binding_limit(256 * 1024));
+    let whole = render_fruit_drops(WgpuSettings::default());
     assert_eq!(
-        small_limit,
+        chunked.binding_limit,
         256 * 1024,
         "the device should take the lowered limit"
     );
-    assert!(full_limit >= 16 << 20);
+    assert!(whole.binding_limit >= 16 << 20);
+    assert_eq!(whole.stats.bands, 1);
     assert!(
-        chunked.iter().any(|&v| v > 0),
+        chunked.rgb.iter().any(|&v| v > 0),
         "the scene should draw something"
     );
-    let worst = max_difference(&chunked, &whole);
+    let worst = max_difference(&chunked.rgb, &whole.rgb);
     assert!(worst <= 1, "chunked upload differs by {worst}/255");
+}
+
+#[test]
+fn views_larger_than_a_storage_binding_render_in_bands() {
+    // 256 KiB bindings (the least Bevy's own passes work with) hold 5,461 projected
+    // splats and 32,768 tile pairs; the camera sees four times as many splats, spread
+    // over the whole image, so it is drawn in bands of tile rows.
+    let limit = 256 * 1024;
+    let (size, fov) = (UVec2::new(96, 160), 0.9);
+    let scene = spread_over_the_view(24_000, size, fov);
+    let banded = render(
+        binding_limit(limit),
+        scene.clone(),
+        Transform::IDENTITY,
+        size,
+        fov,
+    );
+    let whole = render(
+        WgpuSettings::default(),
+        scene,
+        Transform::IDENTITY,
+        size,
+        fov,
+    );
+    assert_eq!(banded.binding_limit, limit);
+    let (max_splats, max_pairs) = (limit / 48, limit / 8);
+    assert!(
+        u64::from(whole.stats.visible_splats) > max_splats
+            && u64::from(whole.stats.tile_pairs) > max_pairs,
+        "the scene should outgrow one binding: {:?}",
+        whole.stats
+    );
+    assert!(banded.stats.bands > 1, "{:?}", banded.stats);
+    assert!(banded.stats.complete(), "{:?}", banded.stats);
+    // Together the bands draw every tile pair once.
+    assert_eq!(banded.stats.tile_pairs, whole.stats.tile_pairs);
+    // Each tile blends the same splats in the same order either way.
+    let worst = max_difference(&banded.rgb, &whole.rgb);
+    assert_eq!(worst, 0, "banded render differs by {worst}/255");
+}
+
+/// `count` small splats scattered through the frustum of a camera at the origin
+/// looking down −Z, 1–3 px across at any depth, no two at the same depth.
+fn spread_over_the_view(count: usize, size: UVec2, fov: f32) -> GaussianSplats {
+    let mut rng = common::random::Rng(0x5eed_1234);
+    let tan_y = (fov / 2.0).tan();
+    let tan_x = tan_y * size.x as f32 / size.y as f32;
+    let geometry = (0..count)
+        .map(|i| {
+            // Distinct depths: splats at one depth blend in whichever order the GPU
+            // happened to count them, which differs between two runs.
+            let z = 2.0 + 4.0 * (i as f32 + 0.5) / count as f32;
+            let x = (2.0 * rng.next() - 1.0) * tan_x * z;
+            let y = (2.0 * rng.next() - 1.0) * tan_y * z;
+            let scale = z * (0.004 + 0.01 * rng.next());
+            let opacity = 0.3 + 0.6 * rng.next();
+            SplatGeometry {
+                position: [x, y, -z],
+                opacity_logit: (opacity / (1.0 - opacity)).ln(),
+                rotation: [1.0, rng.next() - 0.5, rng.next() - 0.5, rng.next() - 0.5],
+                log_scale: [scale.ln(), (scale * 0.7).ln(), (scale * 0.5).ln()],
+                _pad: 0.0,
+            }
+        })
+        .collect();
+    let sh = (0..count * 3).map(|_| 2.0 * rng.next() - 1.0).collect();
+    GaussianSplats::new(geometry, sh, 0).unwrap()
 }
 
 /// GPU bytes the plugin holds for `splats` alone (no camera, so no view buffers).

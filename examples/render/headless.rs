@@ -200,7 +200,7 @@ impl Headless {
             // frame of the same scene is too. A camera that draws no splats never
             // reports: give it a few frames.
             let complete = cameras.iter().all(|camera| match stats.get(camera.entity) {
-                Some(s) => s.gpu_reports > 0 && s.tile_pairs_kept == s.tile_pairs,
+                Some(s) => s.gpu_reports > 0 && s.complete(),
                 None => frame >= NO_SPLAT_FRAMES,
             });
             if complete {

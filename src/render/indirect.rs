@@ -6,9 +6,9 @@ use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Dev
 use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
 
 /// Byte offsets of the counters buffer (see `indirect.wgsl`).
-pub const VISIBLE_COUNT_OFFSET: u64 = 0;
 pub const PAIRS_NEEDED_OFFSET: u64 = 4;
 pub const PAIRS_KEPT_OFFSET: u64 = 8;
+pub const VISIBLE_KEPT_OFFSET: u64 = 12;
 pub const VISIBLE_DISPATCH_OFFSET: u64 = 16;
 pub const PAIR_DISPATCH_OFFSET: u64 = 32;
 /// Size of the counters buffer.
@@ -53,25 +53,18 @@ impl IndirectPass {
         }
     }
 
-    /// `pair_capacity` is a uniform whose first u32 is the pair buffers' capacity.
-    pub fn bind_group(
-        &self,
-        device: &Device,
-        counters: &Buffer,
-        pair_capacity: &Buffer,
-    ) -> BindGroup {
+    /// `capacities` is a uniform of two u32: the pair capacity, the splat capacity.
+    pub fn bind_group(&self, device: &Device, counters: &Buffer, capacities: &Buffer) -> BindGroup {
         bind_group(
             device,
             "splat indirect args",
             &self.layout,
-            &[
-                counters.as_entire_binding(),
-                pair_capacity.as_entire_binding(),
-            ],
+            &[counters.as_entire_binding(), capacities.as_entire_binding()],
         )
     }
 
-    /// After preprocess: the grid over visible splats.
+    /// After preprocess: clamps the visible count to the capacity, and the grid over
+    /// the kept splats.
     pub fn encode_visible(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup) {
         pass.set_pipeline(&self.visible);
         pass.set_bind_group(0, bind_group, &[]);

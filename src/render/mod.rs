@@ -4,9 +4,12 @@
 //! preprocess → scan → duplicate → radix sort → tile range → tile render → composite.
 //! Each pass has its module here and its WGSL in `shaders/`.
 
+mod band_buffers;
+mod bands;
 mod composite;
 mod duplicate;
 mod extract;
+mod frame;
 pub mod gpu_cloud;
 pub mod gpu_util;
 mod indirect;
@@ -15,6 +18,7 @@ mod node;
 mod prepare;
 mod preprocess;
 pub mod radix_sort;
+mod readback;
 pub mod scan;
 mod stats;
 mod tile_range;

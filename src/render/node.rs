@@ -57,48 +57,66 @@ pub fn splat_pass(
         return;
     };
     let buffers = &state.buffers;
+    let bands = || frame.bands.iter().zip(&buffers.bands);
     let diagnostics = ctx.diagnostic_recorder();
     let diagnostics = diagnostics.as_deref();
     let encoder = ctx.command_encoder();
     let span = diagnostics.time_span(encoder, DIAGNOSTIC_SPAN);
 
-    encoder.clear_buffer(&buffers.counters, 0, None);
-    encoder.clear_buffer(&buffers.ranges, 0, None);
+    // Bands have buffers of their own, so each stage records every band in one pass.
+    for (_, band) in bands() {
+        encoder.clear_buffer(&band.counters, 0, None);
+        encoder.clear_buffer(&band.ranges, 0, None);
+    }
     stage(encoder, &diagnostics, STAGES[0], |pass| {
-        for (bind_group, offset, count) in &frame.preprocess {
-            pipelines
-                .preprocess
-                .encode(pass, bind_group, *offset, *count);
+        for (band, _) in bands() {
+            for (bind_group, offset, count) in &band.preprocess {
+                pipelines
+                    .preprocess
+                    .encode(pass, bind_group, *offset, *count);
+            }
+            pipelines.indirect.encode_visible(pass, &band.indirect);
         }
-        pipelines.indirect.encode_visible(pass, &frame.indirect);
     });
     stage(encoder, &diagnostics, STAGES[1], |pass| {
-        pipelines.scan.encode(pass, &buffers.scan);
-        pipelines.indirect.encode_pairs(pass, &frame.indirect);
+        for (band, buffers) in bands() {
+            pipelines.scan.encode(pass, &buffers.scan);
+            pipelines.indirect.encode_pairs(pass, &band.indirect);
+        }
     });
     stage(encoder, &diagnostics, STAGES[2], |pass| {
-        pipelines
-            .duplicate
-            .encode(pass, &frame.duplicate, &buffers.counters);
+        for (band, buffers) in bands() {
+            pipelines
+                .duplicate
+                .encode(pass, &band.duplicate, &buffers.counters);
+        }
     });
-    let mut sorted = 0;
+    let mut sorted = Vec::with_capacity(frame.bands.len());
     stage(encoder, &diagnostics, STAGES[3], |pass| {
-        sorted = pipelines.sort.encode(pass, &buffers.sort, frame.key_bits);
+        for (band, buffers) in bands() {
+            sorted.push(pipelines.sort.encode(pass, &buffers.sort, band.key_bits));
+        }
     });
     stage(encoder, &diagnostics, STAGES[4], |pass| {
-        pipelines
-            .tile_range
-            .encode(pass, &frame.tile_range[sorted], &buffers.counters);
+        for ((band, buffers), &sorted) in bands().zip(&sorted) {
+            pipelines
+                .tile_range
+                .encode(pass, &band.tile_range[sorted], &buffers.counters);
+        }
     });
     stage(encoder, &diagnostics, STAGES[5], |pass| {
-        pipelines.tile_render.encode(
-            pass,
-            &frame.tile_render[sorted],
-            frame.multisampled_depth,
-            (frame.tiles.x, frame.tiles.y),
-        );
+        for ((band, _), &sorted) in bands().zip(&sorted) {
+            pipelines.tile_render.encode(
+                pass,
+                &band.tile_render[sorted],
+                frame.multisampled_depth,
+                (band.tiles.x, band.tiles.y),
+            );
+        }
     });
-    buffers.readback.copy(encoder, &buffers.counters);
+    buffers
+        .readback
+        .copy(encoder, buffers.bands.iter().map(|band| &band.counters));
 
     {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {

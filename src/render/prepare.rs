@@ -1,5 +1,5 @@
-//! Each frame, before the camera schedules run: sizes every splat view's buffers,
-//! writes its uniforms and builds the bind groups its passes use.
+//! Each frame, before the camera schedules run: sizes every splat view's bands and
+//! buffers, writes their uniforms and builds the bind groups their passes use.
 
 use std::collections::HashMap;
 
@@ -15,29 +15,29 @@ use bevy::render::sync_world::MainEntity;
 use bevy::render::view::{
     ExtractedView, Msaa, RenderVisibleEntities, ViewDepthTexture, ViewTarget,
 };
-use wgpu::{BindGroup, RenderPipeline, TextureUsages};
+use wgpu::TextureUsages;
 
+use super::band_buffers::{BandBuffers, BandCapacity, tiles_for};
+use super::bands::{
+    BandLimits, BandNeed, MIN_PAIRS, PairResize, band_rows, initial_bands, next_band_count,
+    resize_pairs,
+};
 use super::composite::CompositeUniform;
 use super::extract::ExtractedCloud;
-use super::gpu_cloud::{GpuChunk, GpuSplats};
+use super::frame::{Dispatch, SplatFrame, band_frame};
+use super::gpu_cloud::GpuSplats;
 use super::memory::SplatMemory;
 use super::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
 };
 use super::radix_sort::SORT_KEY_BYTES;
+use super::readback::{CounterReadback, GpuCounts};
 use super::stats::SplatStats;
-use super::view_buffers::{ViewBuffers, ViewCapacity};
-use super::view_uniform::SplatCamera;
+use super::view_buffers::{SplatLayer, ViewBuffers};
+use super::view_uniform::{BandUniform, SplatCamera};
 use super::{SplatComposite, SplatPipelines};
 use crate::asset::GaussianSplats;
 use crate::cloud::GaussianCloud;
-
-/// Pairs reserved per splat before the GPU has reported what a view needs.
-const INITIAL_PAIRS_PER_SPLAT: u32 = 4;
-/// Pair buffers are never smaller than this.
-const MIN_PAIRS: u32 = 1 << 16;
-/// Pair buffers more than this many times larger than a frame needs are shrunk.
-const SHRINK_BELOW: u32 = 2;
 
 /// The splat work of every camera view, kept across frames.
 #[derive(Resource, Default)]
@@ -57,24 +57,6 @@ pub struct SplatView {
     pub frame: Option<SplatFrame>,
 }
 
-/// Everything one frame of one view binds, built in prepare and recorded by the node.
-pub struct SplatFrame {
-    /// One preprocess dispatch per cloud chunk: bind group, uniform offset, splats.
-    pub preprocess: Vec<(BindGroup, u32, u32)>,
-    pub indirect: BindGroup,
-    pub duplicate: BindGroup,
-    pub key_bits: u32,
-    /// Indexed by which of the sort's ping-pong buffers holds the result.
-    pub tile_range: [BindGroup; 2],
-    pub tile_render: [BindGroup; 2],
-    pub multisampled_depth: bool,
-    pub tiles: UVec2,
-    pub viewport_origin: UVec2,
-    pub viewport_size: UVec2,
-    pub composite_pipeline: RenderPipeline,
-    pub composite: BindGroup,
-}
-
 /// Splat cameras read the opaque depth, so their depth textures must be bindable.
 pub fn request_readable_depth(mut cameras: Query<&mut Camera3d>) {
     let readable = TextureUsages::TEXTURE_BINDING.bits();
@@ -83,14 +65,6 @@ pub fn request_readable_depth(mut cameras: Query<&mut Camera3d>) {
             camera.depth_texture_usages.0 |= readable;
         }
     }
-}
-
-/// One preprocess dispatch: a chunk of an asset for a run of instances of it.
-struct Dispatch<'a> {
-    chunk: &'a GpuChunk,
-    splats: &'a GpuSplats,
-    first_instance: u32,
-    instance_count: u32,
 }
 
 /// Groups the clouds a view draws by asset, so that every chunk of an asset is
@@ -143,34 +117,185 @@ fn plan_dispatches<'a>(
     (instances, dispatches)
 }
 
-/// What a view's pair buffers should become, once the GPU reported a frame's need.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PairResize {
-    Keep,
-    /// The frame needed more than the buffers held (it was incomplete).
-    Grow(u32),
-    /// The buffers hold more than `SHRINK_BELOW` times what the frame needed.
-    Shrink(u32),
+/// What a view draws this frame, the input to sizing its bands.
+struct ViewNeed {
+    /// Splats of every cloud the view draws: the most that can be visible.
+    splats: u32,
+    chunks: u32,
+    instances: u32,
+    tiles: UVec2,
 }
 
-/// Grows to 1.25× the need (at most `max_pairs`), or shrinks to 1.25× the need when
-/// the buffers are far too large; the gap between the two keeps a view whose need
-/// wobbles from rebuilding every frame.
-fn resize_pairs(capacity: u32, needed: u32, max_pairs: u32) -> PairResize {
-    let with_headroom = needed.saturating_add(needed / 4);
-    if needed > capacity {
-        PairResize::Grow(with_headroom.min(max_pairs))
-    } else if needed.saturating_mul(SHRINK_BELOW) < capacity && capacity > MIN_PAIRS {
-        PairResize::Shrink(with_headroom.max(MIN_PAIRS))
+/// The capacities of every band for this frame. Uses the GPU's latest report on the
+/// previous buffers, if one came back: the band count doubles when a band outgrew a
+/// binding and halves when all are small, and each band's pair buffers follow its need.
+fn plan_bands(
+    previous: Option<&ViewBuffers>,
+    counts: Option<&[GpuCounts]>,
+    need: &ViewNeed,
+    limits: &BandLimits,
+) -> Vec<BandCapacity> {
+    let band_splats = limits.band_splats(need.splats);
+    let tile_rows = need.tiles.y;
+    let previous = previous.filter(|old| {
+        old.bands
+            .first()
+            .is_some_and(|b| b.capacity.tiles == need.tiles)
+    });
+    let old_pairs: Vec<u32> = previous.map_or_else(Vec::new, |old| {
+        old.bands.iter().map(|b| b.capacity.pairs).collect()
+    });
+    let counts = counts.filter(|c| c.len() == old_pairs.len());
+
+    let (bands, pairs): (u32, Vec<u32>) = match (previous, counts) {
+        (None, _) => {
+            let bands = initial_bands(need.splats, tile_rows, limits);
+            (
+                bands,
+                vec![limits.initial_pairs(band_splats); bands as usize],
+            )
+        }
+        (Some(_), None) => (old_pairs.len() as u32, old_pairs),
+        (Some(_), Some(counts)) => {
+            let needs: Vec<BandNeed> = counts
+                .iter()
+                .map(|c| BandNeed {
+                    splats: c.visible_splats,
+                    pairs: c.pairs_needed,
+                })
+                .collect();
+            let now = old_pairs.len() as u32;
+            let next = next_band_count(now, &needs, tile_rows, limits);
+            warn_about_overflow(now, next, &needs, tile_rows, limits);
+            if next == now {
+                let pairs = old_pairs
+                    .iter()
+                    .zip(&needs)
+                    .map(
+                        |(&held, need)| match resize_pairs(held, need.pairs, limits.max_pairs) {
+                            PairResize::Keep => held,
+                            PairResize::Grow(to) => {
+                                debug!(
+                                    "a splat band needed {} tile pairs but held {held}: that \
+                                 frame was incomplete; growing to {to}",
+                                    need.pairs
+                                );
+                                to
+                            }
+                            PairResize::Shrink(to) => to,
+                        },
+                    )
+                    .collect();
+                (now, pairs)
+            } else {
+                // New rows for every band: spread the reported pairs evenly.
+                let total: u64 = needs.iter().map(|n| u64::from(n.pairs)).sum();
+                let each = total * 5 / 4 / u64::from(next);
+                let each = u32::try_from(each)
+                    .unwrap_or(u32::MAX)
+                    .clamp(MIN_PAIRS.min(limits.max_pairs), limits.max_pairs);
+                (next, vec![each; next as usize])
+            }
+        }
+    };
+    pairs
+        .into_iter()
+        .enumerate()
+        .map(|(band, pairs)| BandCapacity {
+            splats: band_splats,
+            pairs,
+            chunks: need.chunks,
+            instances: need.instances,
+            tiles: need.tiles,
+            rows: band_rows(tile_rows, bands, band as u32),
+        })
+        .collect()
+}
+
+fn warn_about_overflow(
+    now: u32,
+    next: u32,
+    needs: &[BandNeed],
+    tile_rows: u32,
+    limits: &BandLimits,
+) {
+    let most_splats = needs.iter().map(|n| n.splats).max().unwrap_or(0);
+    let most_pairs = needs.iter().map(|n| n.pairs).max().unwrap_or(0);
+    let overflowed = most_splats > limits.max_splats || most_pairs > limits.max_pairs;
+    if !overflowed {
+        if next != now {
+            debug!("splat view merged from {now} into {next} bands");
+        }
+        return;
+    }
+    if next > now {
+        debug!(
+            "a splat band needed {most_splats} splats / {most_pairs} tile pairs, one storage \
+             binding holds {} / {}: splitting the view into {next} bands",
+            limits.max_splats, limits.max_pairs
+        );
     } else {
-        PairResize::Keep
+        warn!(
+            "a single row of tiles ({tile_rows} rows, {now} bands) needs {most_splats} splats \
+             and {most_pairs} tile pairs, but one storage binding holds {} and {}: splats \
+             are missing from this camera's image",
+            limits.max_splats, limits.max_pairs
+        );
     }
 }
 
-/// Bits of the sort key in use: the tile id above 32 bits of depth.
-fn key_bits(tiles: UVec2) -> u32 {
-    let count = (tiles.x * tiles.y).max(2);
-    32 + (u32::BITS - (count - 1).leading_zeros())
+/// Keeps the previous buffers where they still serve; builds what changed.
+fn reuse_or_build(
+    previous: Option<ViewBuffers>,
+    capacities: Vec<BandCapacity>,
+    viewport: UVec2,
+    device: &wgpu::Device,
+    pipelines: &SplatPipelines,
+    memory: &SplatMemory,
+) -> ViewBuffers {
+    let build = |capacity: BandCapacity| {
+        debug!("splat band buffers for {capacity:?}");
+        BandBuffers::new(device, pipelines, memory, capacity)
+    };
+    let new_view = |layer: SplatLayer, capacities: Vec<BandCapacity>| ViewBuffers {
+        layer,
+        readback: CounterReadback::new(device, memory, capacities.len()),
+        bands: capacities.into_iter().map(build).collect(),
+    };
+    let Some(old) = previous.filter(|old| old.layer.viewport == viewport) else {
+        return new_view(SplatLayer::new(device, memory, viewport), capacities);
+    };
+    if old.bands.len() != capacities.len() {
+        return new_view(old.layer, capacities);
+    }
+    let ViewBuffers {
+        layer,
+        bands: old_bands,
+        readback,
+    } = old;
+    let bands = old_bands
+        .into_iter()
+        .zip(capacities)
+        .map(|(band, need)| {
+            if band.capacity.holds(&need) && band.capacity.pairs == need.pairs {
+                band
+            } else {
+                // Grow with headroom kept, so a cloud appearing doesn't rebuild every frame.
+                let held = &band.capacity;
+                build(BandCapacity {
+                    splats: need.splats.max(held.splats),
+                    chunks: need.chunks.max(held.chunks),
+                    instances: need.instances.max(held.instances),
+                    ..need
+                })
+            }
+        })
+        .collect();
+    ViewBuffers {
+        layer,
+        bands,
+        readback,
+    }
 }
 
 pub fn prepare_splat_views(
@@ -196,13 +321,11 @@ pub fn prepare_splat_views(
     let Some(pipelines) = pipelines else {
         return;
     };
-    let limits = device.limits();
-    let max_binding = limits
+    let device_limits = device.limits();
+    let max_binding = device_limits
         .max_storage_buffer_binding_size
-        .min(limits.max_buffer_size);
-    // One binding holds every projected splat of a view, and every sort key.
-    let max_splats = u32::try_from(max_binding / PROJECTED_SPLAT_BYTES).unwrap_or(u32::MAX);
-    let max_pairs = u32::try_from(max_binding / SORT_KEY_BYTES).unwrap_or(u32::MAX);
+        .min(device_limits.max_buffer_size);
+    let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SORT_KEY_BYTES);
     let device = device.wgpu_device();
 
     // Views that draw no splats this frame are left in here and dropped at the end,
@@ -234,131 +357,65 @@ pub fn prepare_splat_views(
         }
 
         let splats: u64 = drawn.iter().map(|(_, gpu)| u64::from(gpu.len())).sum();
-        if splats > u64::from(max_splats) {
-            warn!(
-                "a camera sees {splats} splats but one storage binding holds {max_splats}; \
-                 skipping its splats this frame"
-            );
-            continue;
-        }
-        let splats = splats as u32;
         let (instances, dispatches) = plan_dispatches(&drawn, &camera);
-        let chunks = dispatches.len() as u32;
-        let state = previous.remove(&entity);
-        let mut pairs = state.as_ref().map_or_else(
-            || {
-                splats
-                    .saturating_mul(INITIAL_PAIRS_PER_SPLAT)
-                    .max(MIN_PAIRS)
-                    .min(max_pairs)
-            },
-            |state| state.buffers.capacity.pairs,
-        );
-        let mut resize = PairResize::Keep;
-        if let Some(counts) = state.as_ref().and_then(|s| s.buffers.readback.poll(device)) {
-            stats.update(main_entity.id(), |s| {
-                s.visible_splats = counts.visible_splats;
-                s.tile_pairs = counts.pairs_needed;
-                s.tile_pairs_kept = counts.pairs_kept;
-                s.gpu_reports += 1;
-            });
-            resize = resize_pairs(pairs, counts.pairs_needed, max_pairs);
-            match resize {
-                PairResize::Grow(to) if counts.pairs_needed > max_pairs => {
-                    warn!(
-                        "a frame needs {} tile pairs but one storage binding holds {max_pairs}; \
-                         splats are missing from that camera's image",
-                        counts.pairs_needed
-                    );
-                    pairs = to;
-                }
-                PairResize::Grow(to) => {
-                    warn!(
-                        "a frame needed {} tile pairs but the buffers held {pairs}: that frame \
-                         was incomplete; growing them",
-                        counts.pairs_needed
-                    );
-                    pairs = to;
-                }
-                PairResize::Shrink(to) => pairs = to,
-                PairResize::Keep => {}
-            }
-        }
-        let need = ViewCapacity {
-            splats,
-            pairs,
-            chunks,
+        let need = ViewNeed {
+            splats: u32::try_from(splats).unwrap_or(u32::MAX),
+            chunks: dispatches.len() as u32,
             instances: instances.len() as u32,
-            viewport: size,
+            tiles: tiles_for(size),
         };
-        let mut state = match state {
-            Some(state)
-                if state.buffers.capacity.holds(&need)
-                    && !matches!(resize, PairResize::Shrink(_)) =>
-            {
-                state
-            }
-            previous => {
-                let capacity = match previous {
-                    // Grow with headroom so a cloud appearing doesn't rebuild every frame.
-                    Some(old) if old.buffers.capacity.viewport == size => ViewCapacity {
-                        splats: need.splats.max(old.buffers.capacity.splats),
-                        pairs: need.pairs,
-                        chunks: need.chunks.max(old.buffers.capacity.chunks),
-                        instances: need.instances.max(old.buffers.capacity.instances),
-                        viewport: size,
-                    },
-                    _ => need,
-                };
-                debug!("splat view buffers for {capacity:?}");
-                SplatView {
-                    buffers: ViewBuffers::new(device, &pipelines, &memory, capacity),
-                    frame: None,
-                }
-            }
-        };
-        let buffers = &state.buffers;
-        let capacity = buffers.capacity;
+        let old = previous.remove(&entity).map(|state| state.buffers);
+        let counts = old.as_ref().and_then(|old| old.readback.poll(device));
+        if let Some(counts) = &counts {
+            stats.update(main_entity.id(), |s| s.record(counts));
+        }
+        let capacities = plan_bands(old.as_ref(), counts.as_deref(), &need, &limits);
+        let buffers = reuse_or_build(old, capacities, size, device, &pipelines, &memory);
 
-        queue.write_buffer(
-            &buffers.view_uniform,
-            0,
-            bytemuck::bytes_of(&camera.uniform(origin, size, capacity.pairs)),
-        );
-        queue.write_buffer(
-            &buffers.pair_capacity,
-            0,
-            bytemuck::bytes_of(&[capacity.pairs, 0, 0, 0]),
-        );
-
-        queue.write_buffer(&buffers.instances, 0, bytemuck::cast_slice(&instances));
-        let mut preprocess = Vec::new();
-        for (slot, dispatch) in dispatches.iter().enumerate() {
-            let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
-            let threads = dispatch.chunk.count * dispatch.instance_count;
-            let params = ChunkParams {
-                splat_count: dispatch.chunk.count,
-                sh_degree: dispatch.splats.sh_degree,
-                sh_stride: dispatch.splats.sh_stride,
-                grid_width: PreprocessPass::grid_width(threads),
-                first_instance: dispatch.first_instance,
-                instance_count: dispatch.instance_count,
-                sh_words: dispatch.splats.sh_words,
-                sh_half: u32::from(dispatch.splats.sh_half),
+        let multisampled_depth = msaa.samples() > 1;
+        let mut bands = Vec::with_capacity(buffers.bands.len());
+        for band in &buffers.bands {
+            let capacity = &band.capacity;
+            let band_uniform = BandUniform {
+                pair_capacity: capacity.pairs,
+                splat_capacity: capacity.splats,
+                first_row: capacity.rows.start,
+                end_row: capacity.rows.end,
             };
-            queue.write_buffer(&buffers.chunk_params, offset, bytemuck::bytes_of(&params));
-            let bind_group = pipelines.preprocess.bind_group(
-                device,
-                &buffers.view_uniform,
-                &buffers.chunk_params,
-                &dispatch.chunk.geometry,
-                &dispatch.chunk.sh,
-                &buffers.projected,
-                &buffers.tile_counts,
-                &buffers.counters,
-                &buffers.instances,
+            queue.write_buffer(
+                &band.view_uniform,
+                0,
+                bytemuck::bytes_of(&camera.uniform(origin, size, band_uniform)),
             );
-            preprocess.push((bind_group, offset as u32, threads));
+            queue.write_buffer(
+                &band.capacities,
+                0,
+                bytemuck::bytes_of(&[capacity.pairs, capacity.splats, 0, 0]),
+            );
+            queue.write_buffer(&band.instances, 0, bytemuck::cast_slice(&instances));
+            for (slot, dispatch) in dispatches.iter().enumerate() {
+                let params = ChunkParams {
+                    splat_count: dispatch.chunk.count,
+                    sh_degree: dispatch.splats.sh_degree,
+                    sh_stride: dispatch.splats.sh_stride,
+                    grid_width: PreprocessPass::grid_width(dispatch.threads()),
+                    first_instance: dispatch.first_instance,
+                    instance_count: dispatch.instance_count,
+                    sh_words: dispatch.splats.sh_words,
+                    sh_half: u32::from(dispatch.splats.sh_half),
+                };
+                let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
+                queue.write_buffer(&band.chunk_params, offset, bytemuck::bytes_of(&params));
+            }
+            bands.push(band_frame(
+                device,
+                &pipelines,
+                band,
+                &dispatches,
+                depth.view(),
+                multisampled_depth,
+                &buffers.layer.view,
+            ));
         }
 
         let linearize = match composite.copied().unwrap_or_default() {
@@ -367,7 +424,7 @@ pub fn prepare_splat_views(
             SplatComposite::Linearize => target.compositing_space != Some(CompositingSpace::Srgb),
         };
         queue.write_buffer(
-            &buffers.composite_params,
+            &buffers.layer.composite_params,
             0,
             bytemuck::bytes_of(&CompositeUniform {
                 viewport_origin: origin.to_array(),
@@ -375,50 +432,9 @@ pub fn prepare_splat_views(
                 _pad: 0,
             }),
         );
-
-        let multisampled_depth = msaa.samples() > 1;
-        let sort = &buffers.sort;
-        let tile_range = [0, 1].map(|i| {
-            pipelines.tile_range.bind_group(
-                device,
-                &sort.keys[i],
-                &buffers.counters,
-                &buffers.ranges,
-            )
-        });
-        let tile_render = [0, 1].map(|i| {
-            pipelines.tile_render.bind_group(
-                device,
-                &buffers.view_uniform,
-                &buffers.projected,
-                &buffers.ranges,
-                &sort.values[i],
-                depth.view(),
-                multisampled_depth,
-                &buffers.splat_layer,
-            )
-        });
         let frame = SplatFrame {
-            preprocess,
-            indirect: pipelines.indirect.bind_group(
-                device,
-                &buffers.counters,
-                &buffers.pair_capacity,
-            ),
-            duplicate: pipelines.duplicate.bind_group(
-                device,
-                &buffers.view_uniform,
-                &buffers.projected,
-                &buffers.tile_counts,
-                &buffers.counters,
-                &sort.keys[0],
-                &sort.values[0],
-            ),
-            key_bits: key_bits(capacity.tiles()),
-            tile_range,
-            tile_render,
+            bands,
             multisampled_depth,
-            tiles: capacity.tiles(),
             viewport_origin: origin,
             viewport_size: size,
             composite_pipeline: pipelines.composite.pipeline(
@@ -428,53 +444,20 @@ pub fn prepare_splat_views(
             ),
             composite: pipelines.composite.bind_group(
                 device,
-                &buffers.splat_layer,
-                &buffers.composite_params,
+                &buffers.layer.view,
+                &buffers.layer.composite_params,
             ),
         };
-        state.frame = Some(frame);
         stats.update(main_entity.id(), |s| s.frames += 1);
-        splat_views.views.insert(entity, state);
+        splat_views.views.insert(
+            entity,
+            SplatView {
+                buffers,
+                frame: Some(frame),
+            },
+        );
         live.push(main_entity.id());
     }
 
     stats.retain(|camera| live.contains(camera));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pair_buffers_grow_shrink_or_stay() {
-        let max = 1 << 28;
-        assert_eq!(
-            resize_pairs(100_000, 120_000, max),
-            PairResize::Grow(150_000)
-        );
-        assert_eq!(
-            resize_pairs(100_000, 120_000, 110_000),
-            PairResize::Grow(110_000)
-        );
-        assert_eq!(
-            resize_pairs(1_000_000, 400_000, max),
-            PairResize::Shrink(500_000)
-        );
-        assert_eq!(resize_pairs(1_000_000, 600_000, max), PairResize::Keep);
-        assert_eq!(resize_pairs(1_000_000, 1_000_000, max), PairResize::Keep);
-        // Never below the floor.
-        assert_eq!(
-            resize_pairs(MIN_PAIRS * 4, 10, max),
-            PairResize::Shrink(MIN_PAIRS)
-        );
-        assert_eq!(resize_pairs(MIN_PAIRS, 10, max), PairResize::Keep);
-    }
-
-    #[test]
-    fn key_bits_cover_every_tile_above_the_depth() {
-        assert_eq!(key_bits(UVec2::new(1, 1)), 33);
-        assert_eq!(key_bits(UVec2::new(40, 30)), 32 + 11);
-        assert_eq!(key_bits(UVec2::new(120, 68)), 32 + 13);
-        assert_eq!(key_bits(UVec2::new(128, 64)), 32 + 13);
-    }
 }

@@ -6,20 +6,53 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bevy::ecs::entity::Entity;
 use bevy::ecs::resource::Resource;
 
+use super::readback::GpuCounts;
+
 /// What the GPU reported for one camera's most recent read-back frame.
+///
+/// A camera that sees more splats than one storage binding holds draws its image in
+/// several bands of tile rows; counts are summed over them, so a splat that spans two
+/// bands counts twice.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SplatViewStats {
     /// Splats that survived culling.
     pub visible_splats: u32,
+    /// Visible splats the buffers held: fewer than `visible_splats` means that frame
+    /// was incomplete (the view is split into more bands for the next one).
+    pub visible_splats_kept: u32,
     /// (splat, tile) pairs the frame needed.
     pub tile_pairs: u32,
     /// Pairs the buffers held: less than `tile_pairs` means that frame was incomplete
     /// (the buffers grow for the next one).
     pub tile_pairs_kept: u32,
+    /// Bands of tile rows the frame was drawn in.
+    pub bands: u32,
     /// Frames rendered for this camera so far.
     pub frames: u64,
     /// How many frames' counts have come back from the GPU so far.
     pub gpu_reports: u64,
+}
+
+impl SplatViewStats {
+    /// Whether the reported frame drew every visible splat on every tile it touches.
+    pub fn complete(&self) -> bool {
+        self.visible_splats_kept == self.visible_splats && self.tile_pairs_kept == self.tile_pairs
+    }
+
+    /// Takes in one frame's counts, one per band.
+    pub(crate) fn record(&mut self, bands: &[GpuCounts]) {
+        let sum = |count: fn(&GpuCounts) -> u32| {
+            bands
+                .iter()
+                .fold(0u32, |sum, band| sum.saturating_add(count(band)))
+        };
+        self.visible_splats = sum(|c| c.visible_splats);
+        self.visible_splats_kept = sum(|c| c.visible_kept);
+        self.tile_pairs = sum(|c| c.pairs_needed);
+        self.tile_pairs_kept = sum(|c| c.pairs_kept);
+        self.bands = bands.len() as u32;
+        self.gpu_reports += 1;
+    }
 }
 
 /// Splat statistics per camera entity (main world), updated a frame or two late.

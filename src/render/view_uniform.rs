@@ -27,6 +27,20 @@ pub struct SplatViewUniform {
     pub viewport_origin: [u32; 2],
     pub near: f32,
     pub pair_capacity: u32,
+    pub splat_capacity: u32,
+    /// The band's tile rows: first, and one past the last.
+    pub band_first_row: u32,
+    pub band_end_row: u32,
+    pub _pad: u32,
+}
+
+/// What one band of a view can hold and draws: the per-band part of the uniform.
+#[derive(Clone, Copy, Debug)]
+pub struct BandUniform {
+    pub pair_capacity: u32,
+    pub splat_capacity: u32,
+    pub first_row: u32,
+    pub end_row: u32,
 }
 
 /// A perspective camera, reduced to what the splat passes need.
@@ -75,8 +89,8 @@ impl SplatCamera {
         finite.then_some(camera)
     }
 
-    /// The uniform for a viewport of `size` at `origin` in the render target.
-    pub fn uniform(&self, origin: UVec2, size: UVec2, pair_capacity: u32) -> SplatViewUniform {
+    /// The uniform for one band of a viewport of `size` at `origin` in the render target.
+    pub fn uniform(&self, origin: UVec2, size: UVec2, band: BandUniform) -> SplatViewUniform {
         let [fx, fy] = self.focal;
         let [cx, cy] = self.principal;
         let (w, h) = (size.x as f32, size.y as f32);
@@ -97,11 +111,15 @@ impl SplatCamera {
             principal: self.principal,
             tan_limits,
             viewport_size: size.to_array(),
-            tile_count: super::view_buffers::tiles_for(size).to_array(),
+            tile_count: super::band_buffers::tiles_for(size).to_array(),
             depth_from_distance: self.depth_from_distance,
             viewport_origin: origin.to_array(),
             near: self.near,
-            pair_capacity,
+            pair_capacity: band.pair_capacity,
+            splat_capacity: band.splat_capacity,
+            band_first_row: band.first_row,
+            band_end_row: band.end_row,
+            _pad: 0,
         }
     }
 }

@@ -21,6 +21,11 @@ struct SplatView {
     viewport_origin: vec2<u32>,
     near: f32,
     pair_capacity: u32,
+    splat_capacity: u32,
+    // The band of tile rows this pass draws: first, and one past the last.
+    band_first_row: u32,
+    band_end_row: u32,
+    pad: u32,
 }
 
 // One splat after projection: everything the tile render needs, 48 bytes.

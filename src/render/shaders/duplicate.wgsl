@@ -15,7 +15,7 @@ const GRID_WIDTH: u32 = 65535u * 256u;
 @compute @workgroup_size(256)
 fn duplicate(@builtin(global_invocation_id) gid: vec3<u32>) {
     let index = gid.x + gid.y * GRID_WIDTH;
-    if index >= counters[0] {
+    if index >= counters[3] {
         return;
     }
     let splat = projected[index];

@@ -2,10 +2,13 @@
 // grid wider than the per-dimension limit into rows (kernels rebuild a linear index as
 // gid.x + gid.y · 65535 · 256).
 
-// counters: 0 visible splats, 1 pairs needed, 2 pairs kept (≤ capacity),
-// 4..6 dispatch over visible splats, 8..10 dispatch over kept pairs.
+// counters: 0 visible splats, 1 pairs needed, 2 pairs kept (≤ capacity), 3 visible
+// splats kept (≤ capacity), 4..6 dispatch over kept splats, 8..10 dispatch over kept
+// pairs. Preprocess and duplicate count what they would write past a capacity, so the
+// CPU learns what the band needs.
 @group(0) @binding(0) var<storage, read_write> counters: array<u32>;
-@group(0) @binding(1) var<uniform> pair_capacity: vec4<u32>;
+// x: pair capacity, y: splat capacity.
+@group(0) @binding(1) var<uniform> capacities: vec4<u32>;
 
 const MAX_GROUPS: u32 = 65535u;
 
@@ -19,12 +22,14 @@ fn write_grid(at: u32, threads: u32) {
 
 @compute @workgroup_size(1)
 fn visible_dispatch() {
-    write_grid(4u, counters[0]);
+    let kept = min(counters[0], capacities.y);
+    counters[3] = kept;
+    write_grid(4u, kept);
 }
 
 @compute @workgroup_size(1)
 fn pair_dispatch() {
-    let kept = min(counters[1], pair_capacity.x);
+    let kept = min(counters[1], capacities.x);
     counters[2] = kept;
     write_grid(8u, kept);
 }

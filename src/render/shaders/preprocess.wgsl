@@ -217,8 +217,9 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
 
     // Rows the ellipse reaches: its half-height is sqrt(extent · Σ₂ᴅ yy).
     let half_height = sqrt(splat.extent * cov_c);
-    let row_first = max(ceil((splat.y - half_height - 15.5) / f32(TILE_SIZE)), 0.0);
-    let row_last = min(floor((splat.y + half_height - 0.5) / f32(TILE_SIZE)), f32(view.tile_count.y) - 1.0);
+    // Only rows of this band count: a splat that spans bands is drawn by each.
+    let row_first = max(ceil((splat.y - half_height - 15.5) / f32(TILE_SIZE)), f32(view.band_first_row));
+    let row_last = min(floor((splat.y + half_height - 0.5) / f32(TILE_SIZE)), f32(view.band_end_row) - 1.0);
     if row_first > row_last {
         return;
     }
@@ -239,7 +240,11 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     splat.g = colour.g;
     splat.b = colour.b;
 
+    // Past the capacity the splat is only counted: the band needs bigger buffers (or
+    // the view more bands) and the CPU sees it in the count.
     let slot = atomicAdd(&visible_count, 1u);
-    projected[slot] = splat;
-    tile_counts[slot] = tiles;
+    if slot < view.splat_capacity {
+        projected[slot] = splat;
+        tile_counts[slot] = tiles;
+    }
 }

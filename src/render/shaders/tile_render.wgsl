@@ -1,6 +1,6 @@
-// tile render: one workgroup per 16×16 tile, one thread per pixel. The tile's splats,
-// already sorted front to back, are staged through workgroup memory in batches of 256
-// and blended with the reference's rules. The workgroup leaves as soon as every pixel
+// tile render: one workgroup per 16×16 tile of the band, one thread per pixel. The
+// tile's splats, already sorted front to back, are staged through workgroup memory in
+// batches of 256 and blended with the reference's rules. The workgroup leaves as soon as every pixel
 // is done: saturated, or behind the opaque scene.
 
 @group(0) @binding(0) var<uniform> view: SplatView;
@@ -35,8 +35,10 @@ fn tile_render(
     @builtin(local_invocation_id) local: vec3<u32>,
     @builtin(local_invocation_index) thread: u32,
 ) {
-    let tile = group.x + group.y * view.tile_count.x;
-    let pixel = group.xy * TILE_SIZE + local.xy;
+    // The grid covers this band's rows only.
+    let tile_xy = vec2<u32>(group.x, group.y + view.band_first_row);
+    let tile = tile_xy.x + tile_xy.y * view.tile_count.x;
+    let pixel = tile_xy * TILE_SIZE + local.xy;
     let inside = pixel.x < view.viewport_size.x && pixel.y < view.viewport_size.y;
     let centre = vec2<f32>(pixel) + 0.5;
 

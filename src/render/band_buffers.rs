@@ -1,0 +1,173 @@
+//! The working buffers of one band of a camera view (see `bands`), kept across
+//! frames and rebuilt when the band needs more.
+
+use std::ops::Range;
+
+use bevy::math::UVec2;
+use wgpu::{Buffer, BufferUsages, Device};
+
+use super::SplatPipelines;
+use super::indirect::{COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_KEPT_OFFSET};
+use super::memory::{GpuBytes, SplatMemory};
+use super::preprocess::{CHUNK_PARAMS_STRIDE, CloudInstance, PROJECTED_SPLAT_BYTES};
+use super::radix_sort::SortBuffers;
+use super::scan::ScanBuffers;
+use super::view_uniform::SplatViewUniform;
+
+/// 16×16 tiles covering a viewport.
+pub fn tiles_for(viewport: UVec2) -> UVec2 {
+    UVec2::new(viewport.x.div_ceil(16), viewport.y.div_ceil(16))
+}
+
+/// The sizes a band's buffers are built for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BandCapacity {
+    /// Projected splats the band can keep.
+    pub splats: u32,
+    /// (splat, tile) pairs.
+    pub pairs: u32,
+    /// Preprocess dispatches (distinct asset chunks) per frame.
+    pub chunks: u32,
+    /// Clouds (instances of assets) per frame.
+    pub instances: u32,
+    /// Tiles of the whole view.
+    pub tiles: UVec2,
+    /// The tile rows this band draws.
+    pub rows: Range<u32>,
+}
+
+impl BandCapacity {
+    /// Whether buffers built for `self` can serve a frame that needs `need`.
+    pub fn holds(&self, need: &BandCapacity) -> bool {
+        self.splats >= need.splats
+            && self.pairs >= need.pairs
+            && self.chunks >= need.chunks
+            && self.instances >= need.instances
+            && self.tiles == need.tiles
+            && self.rows == need.rows
+    }
+}
+
+pub struct BandBuffers {
+    pub capacity: BandCapacity,
+    pub view_uniform: Buffer,
+    pub chunk_params: Buffer,
+    pub instances: Buffer,
+    pub projected: Buffer,
+    pub tile_counts: Buffer,
+    pub counters: Buffer,
+    /// Pair and splat capacities for the indirect kernels (a uniform).
+    pub capacities: Buffer,
+    pub ranges: Buffer,
+    pub scan: ScanBuffers,
+    pub sort: SortBuffers,
+    _bytes: GpuBytes,
+}
+
+pub(super) fn buffer(device: &Device, label: &str, size: u64, usage: BufferUsages) -> Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        // Bindings of zero bytes are invalid; keep every buffer at least one word.
+        size: size.max(16),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+impl BandBuffers {
+    pub fn new(
+        device: &Device,
+        pipelines: &SplatPipelines,
+        memory: &SplatMemory,
+        capacity: BandCapacity,
+    ) -> Self {
+        let storage = BufferUsages::STORAGE | BufferUsages::COPY_DST;
+        let uniform = BufferUsages::UNIFORM | BufferUsages::COPY_DST;
+        let splats = u64::from(capacity.splats.max(1));
+        let tile_count = u64::from(capacity.tiles.x * capacity.tiles.y);
+
+        let view_uniform = buffer(
+            device,
+            "splat view",
+            size_of::<SplatViewUniform>() as u64,
+            uniform,
+        );
+        let chunk_params = buffer(
+            device,
+            "splat chunk params",
+            CHUNK_PARAMS_STRIDE * u64::from(capacity.chunks.max(1)),
+            uniform,
+        );
+        let instances = buffer(
+            device,
+            "splat cloud instances",
+            size_of::<CloudInstance>() as u64 * u64::from(capacity.instances.max(1)),
+            storage,
+        );
+        let projected = buffer(
+            device,
+            "splat projected",
+            splats * PROJECTED_SPLAT_BYTES,
+            storage,
+        );
+        let tile_counts = buffer(device, "splat tile counts", splats * 4, storage);
+        let counters = buffer(
+            device,
+            "splat counters",
+            COUNTERS_SIZE,
+            storage | BufferUsages::INDIRECT | BufferUsages::COPY_SRC,
+        );
+        let capacities = buffer(device, "splat capacities", 16, uniform);
+        // Indexed by the tile id of the whole view: a few bytes per tile.
+        let ranges = buffer(device, "splat tile ranges", tile_count * 8, storage);
+
+        let scan = ScanBuffers::new(
+            device,
+            &pipelines.scan,
+            capacity.splats.max(1),
+            &tile_counts,
+            &counters,
+            VISIBLE_KEPT_OFFSET,
+            &counters,
+            PAIRS_NEEDED_OFFSET,
+        );
+        let sort = SortBuffers::new(
+            device,
+            &pipelines.sort,
+            capacity.pairs.max(1),
+            &counters,
+            PAIRS_KEPT_OFFSET,
+        );
+
+        let bytes = [
+            &view_uniform,
+            &chunk_params,
+            &instances,
+            &projected,
+            &tile_counts,
+            &counters,
+            &capacities,
+            &ranges,
+        ]
+        .iter()
+        .map(|b| b.size())
+        .sum::<u64>()
+            + sort.gpu_bytes()
+            + scan.gpu_bytes();
+
+        Self {
+            capacity,
+            view_uniform,
+            chunk_params,
+            instances,
+            projected,
+            tile_counts,
+            counters,
+            capacities,
+            ranges,
+            scan,
+            sort,
+            _bytes: memory.track(bytes),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Everything one frame of one view binds: built in prepare, recorded by the node.
+
+use bevy::math::UVec2;
+use wgpu::{BindGroup, Device, RenderPipeline, TextureView};
+
+use super::SplatPipelines;
+use super::band_buffers::BandBuffers;
+use super::gpu_cloud::{GpuChunk, GpuSplats};
+use super::preprocess::CHUNK_PARAMS_STRIDE;
+
+pub struct SplatFrame {
+    /// Top to bottom, one per band of the view.
+    pub bands: Vec<BandFrame>,
+    pub multisampled_depth: bool,
+    pub viewport_origin: UVec2,
+    pub viewport_size: UVec2,
+    pub composite_pipeline: RenderPipeline,
+    pub composite: BindGroup,
+}
+
+/// The bind groups of one band's passes.
+pub struct BandFrame {
+    /// One preprocess dispatch per cloud chunk: bind group, uniform offset, threads.
+    pub preprocess: Vec<(BindGroup, u32, u32)>,
+    pub indirect: BindGroup,
+    pub duplicate: BindGroup,
+    pub key_bits: u32,
+    /// Indexed by which of the sort's ping-pong buffers holds the result.
+    pub tile_range: [BindGroup; 2],
+    pub tile_render: [BindGroup; 2],
+    /// The tile render's grid: every tile column, the band's tile rows.
+    pub tiles: UVec2,
+}
+
+/// One preprocess dispatch: a chunk of an asset for a run of instances of it.
+pub struct Dispatch<'a> {
+    pub chunk: &'a GpuChunk,
+    pub splats: &'a GpuSplats,
+    pub first_instance: u32,
+    pub instance_count: u32,
+}
+
+impl Dispatch<'_> {
+    pub fn threads(&self) -> u32 {
+        self.chunk.count * self.instance_count
+    }
+}
+
+/// Bits of the sort key in use: the tile id above 32 bits of depth.
+pub fn key_bits(tiles: UVec2) -> u32 {
+    let count = (tiles.x * tiles.y).max(2);
+    32 + (u32::BITS - (count - 1).leading_zeros())
+}
+
+/// Binds one band's buffers to every pass. The band's chunk parameters must already
+/// be written, one per dispatch at `CHUNK_PARAMS_STRIDE` apart.
+pub fn band_frame(
+    device: &Device,
+    pipelines: &SplatPipelines,
+    band: &BandBuffers,
+    dispatches: &[Dispatch<'_>],
+    scene_depth: &TextureView,
+    multisampled_depth: bool,
+    splat_layer: &TextureView,
+) -> BandFrame {
+    let preprocess = dispatches
+        .iter()
+        .enumerate()
+        .map(|(slot, dispatch)| {
+            let bind_group = pipelines.preprocess.bind_group(
+                device,
+                &band.view_uniform,
+                &band.chunk_params,
+                &dispatch.chunk.geometry,
+                &dispatch.chunk.sh,
+                &band.projected,
+                &band.tile_counts,
+                &band.counters,
+                &band.instances,
+            );
+            let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
+            (bind_group, offset as u32, dispatch.threads())
+        })
+        .collect();
+    let sort = &band.sort;
+    let tile_range = [0, 1].map(|i| {
+        pipelines
+            .tile_range
+            .bind_group(device, &sort.keys[i], &band.counters, &band.ranges)
+    });
+    let tile_render = [0, 1].map(|i| {
+        pipelines.tile_render.bind_group(
+            device,
+            &band.view_uniform,
+            &band.projected,
+            &band.ranges,
+            &sort.values[i],
+            scene_depth,
+            multisampled_depth,
+            splat_layer,
+        )
+    });
+    let capacity = &band.capacity;
+    BandFrame {
+        preprocess,
+        indirect: pipelines
+            .indirect
+            .bind_group(device, &band.counters, &band.capacities),
+        duplicate: pipelines.duplicate.bind_group(
+            device,
+            &band.view_uniform,
+            &band.projected,
+            &band.tile_counts,
+            &band.counters,
+            &sort.keys[0],
+            &sort.values[0],
+        ),
+        key_bits: key_bits(capacity.tiles),
+        tile_range,
+        tile_render,
+        tiles: UVec2::new(capacity.tiles.x, capacity.rows.len() as u32),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_bits_cover_every_tile_above_the_depth() {
+        assert_eq!(key_bits(UVec2::new(1, 1)), 33);
+        assert_eq!(key_bits(UVec2::new(40, 30)), 32 + 11);
+        assert_eq!(key_bits(UVec2::new(120, 68)), 32 + 13);
+        assert_eq!(key_bits(UVec2::new(128, 64)), 32 + 13);
+    }
+}
