@@ -11,9 +11,11 @@ export WGPU_BACKEND=vulkan XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p -m 700 $XDG_RUNTIM
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee $OUT/gpu.txt
 git rev-parse HEAD 2>/dev/null | tee -a $OUT/gpu.txt
 python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('.bin/bench.xz'), open('/tmp/bench','wb'))" && chmod +x /tmp/bench
+# BINDING_MIB: run under storage bindings of that size (views split into bands).
+limit=""; [ -n "${BINDING_MIB:-}" ] && limit="--max-binding-mib $BINDING_MIB"
 for k in ${GRIDS:-4 7 9}; do
-    png=""; [ "$k" = 9 ] && png="--png $OUT/ours_K9.png"
-    /tmp/bench --angel-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K$k.json $png 2>&1 \
+    png=""; [[ " ${PNG_GRIDS:-9} " == *" $k "* ]] && png="--png $OUT/ours_K$k.png"
+    /tmp/bench --angel-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K$k.json $png $limit 2>&1 \
         | grep -v "^$" | tee -a $OUT/run.log
 done
 if [ -z "${SKIP_GSPLAT:-}" ]; then

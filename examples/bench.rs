@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo run --release --example bench -- --angel-grid 9 [--frames 200] [--warmup 30]
-//!     [--json out.json] [--png out.png]
+//!     [--json out.json] [--png out.png] [--max-binding-mib N]
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -24,6 +24,7 @@ use std::process::ExitCode;
 use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
 use bevy::prelude::*;
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
+use bevy::render::settings::WgpuSettings;
 use bevy_splat::asset::ply;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
@@ -44,6 +45,8 @@ struct Args {
     warmup: usize,
     json: Option<PathBuf>,
     png: Option<PathBuf>,
+    /// Storage bindings of at most this many MiB: a smaller device's limits.
+    max_binding_mib: Option<u32>,
 }
 
 fn parse_vec3(text: &str) -> Result<Vec3, String> {
@@ -72,6 +75,7 @@ fn parse_args() -> Result<Args, String> {
         warmup: 30,
         json: None,
         png: None,
+        max_binding_mib: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -98,6 +102,7 @@ fn parse_args() -> Result<Args, String> {
             "--warmup" => args.warmup = number(value()?)? as usize,
             "--json" => args.json = Some(value()?.into()),
             "--png" => args.png = Some(value()?.into()),
+            "--max-binding-mib" => args.max_binding_mib = Some(number(value()?)?),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -124,7 +129,12 @@ fn run() -> Result<(), String> {
     );
     let splat_count = splats.len();
 
-    let mut headless = Headless::with(|app| {
+    let settings = match args.max_binding_mib {
+        Some(mib) => headless::storage_binding_limit(u64::from(mib) << 20)
+            .ok_or("no GPU adapter to take the limits from")?,
+        None => WgpuSettings::default(),
+    };
+    let mut headless = Headless::with_settings(settings, |app| {
         app.add_plugins(RenderDiagnosticsPlugin);
     });
     let handle = headless.add_splats(splats);
@@ -235,8 +245,15 @@ fn run() -> Result<(), String> {
         total_splats, size.x, size.y
     );
     println!(
-        "visible splats: {}, tile pairs: {}",
-        stats.visible_splats, stats.tile_pairs
+        "visible splats: {}, tile pairs: {}, bands: {}{}",
+        stats.visible_splats,
+        stats.tile_pairs,
+        stats.bands,
+        if stats.complete() {
+            ""
+        } else {
+            " (INCOMPLETE frame)"
+        }
     );
     println!(
         "GPU memory held by the plugin: {:.1} MiB ({:.1} B per splat)",
@@ -266,6 +283,8 @@ fn run() -> Result<(), String> {
                        "angel_grid": args.angel_grid, "ply": args.ply },
             "visible_splats": stats.visible_splats,
             "tile_pairs": stats.tile_pairs,
+            "bands": stats.bands,
+            "complete": stats.complete(),
             "gpu_bytes": memory,
             "bytes_per_splat": memory as f64 / total_splats as f64,
             "passes": json_passes,

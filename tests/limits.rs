@@ -10,7 +10,7 @@ mod reference_raster;
 
 use bevy::math::UVec2;
 use bevy::prelude::*;
-use bevy::render::settings::{WgpuLimits, WgpuSettings};
+use bevy::render::settings::WgpuSettings;
 use bevy_splat::asset::{SplatGeometry, ply};
 use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
 
@@ -25,16 +25,8 @@ struct Render {
     stats: SplatViewStats,
 }
 
-/// A device like this machine's, with storage bindings of at most `bytes`.
 fn binding_limit(bytes: u64) -> WgpuSettings {
-    let adapter_limits: WgpuLimits = common::gpu::Gpu::new().device.limits();
-    WgpuSettings {
-        constrained_limits: Some(WgpuLimits {
-            max_storage_buffer_binding_size: bytes,
-            ..adapter_limits
-        }),
-        ..default()
-    }
+    headless::storage_binding_limit(bytes).expect("no GPU adapter")
 }
 
 fn fruit_drops() -> GaussianSplats {
@@ -75,7 +67,11 @@ fn render(
         ..default()
     };
     let camera = headless.spawn_camera(camera, projection, size, None);
-    let rgb = headless.render(std::slice::from_ref(&camera)).unwrap().remove(0).rgb();
+    let rgb = headless
+        .render(std::slice::from_ref(&camera))
+        .unwrap()
+        .remove(0)
+        .rgb();
     let stats = headless
         .app
         .world()

@@ -11,7 +11,7 @@ use bevy::prelude::*;
 use bevy::render::RenderPlugin;
 use bevy::render::gpu_readback::{Readback, ReadbackComplete};
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
-use bevy::render::settings::WgpuSettings;
+use bevy::render::settings::{WgpuLimits, WgpuSettings};
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use bevy_splat::{GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatComposite, SplatStats};
@@ -50,6 +50,26 @@ impl Rgba8 {
 
 pub struct Headless {
     pub app: App,
+}
+
+/// Device settings like this machine's adapter, with storage buffer bindings of at
+/// most `bytes`: a small device's limits, on any GPU. `None` without an adapter.
+pub fn storage_binding_limit(bytes: u64) -> Option<WgpuSettings> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = WgpuSettings::default().backends?;
+    let instance = wgpu::Instance::new(desc);
+    let adapter = bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        ..default()
+    }))
+    .ok()?;
+    Some(WgpuSettings {
+        constrained_limits: Some(WgpuLimits {
+            max_storage_buffer_binding_size: bytes,
+            ..adapter.limits()
+        }),
+        ..default()
+    })
 }
 
 /// A camera spawned by [`Headless::spawn_camera`].
