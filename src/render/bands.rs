@@ -16,6 +16,9 @@ const INITIAL_PAIRS_PER_SPLAT: u32 = 4;
 /// Pair buffers more than this many times larger than a frame needs are shrunk.
 const SHRINK_BELOW: u32 = 2;
 
+/// Splat buffers of a band among several are never smaller than this.
+const MIN_SPLATS: u32 = 1 << 14;
+
 /// The most one band can hold: what fits in one storage binding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BandLimits {
@@ -36,18 +39,13 @@ impl BandLimits {
         }
     }
 
-    /// Splat capacity of every band of a view whose clouds hold `splats` in all: a band
-    /// can see each of them, but never more than one binding holds.
-    pub fn band_splats(&self, splats: u32) -> u32 {
-        splats.min(self.max_splats)
+    fn overflows(&self, need: &BandNeed) -> bool {
+        need.splats > self.max_splats || need.pairs > self.max_pairs
     }
 
-    /// Pair capacity of a new band, before the GPU has reported its need.
-    pub fn initial_pairs(&self, band_splats: u32) -> u32 {
-        band_splats
-            .saturating_mul(INITIAL_PAIRS_PER_SPLAT)
-            .max(MIN_PAIRS)
-            .min(self.max_pairs)
+    /// Whether a band that needs `need` is small enough to merge with a neighbour.
+    fn is_small(&self, need: &BandNeed) -> bool {
+        need.splats <= self.max_splats / 2 && need.pairs <= self.max_pairs / 2
     }
 }
 
@@ -58,44 +56,112 @@ pub struct BandNeed {
     pub pairs: u32,
 }
 
-/// The tile rows of band `band` of `bands` equal bands over `tile_rows` rows.
-pub fn band_rows(tile_rows: u32, bands: u32, band: u32) -> Range<u32> {
-    let bands = bands.clamp(1, tile_rows.max(1));
-    let at = |b: u32| (u64::from(tile_rows) * u64::from(b) / u64::from(bands)) as u32;
-    at(band)..at(band + 1)
-}
-
-/// Bands to start a view with: enough that its splats would fit if they spread evenly.
-pub fn initial_bands(splats: u32, tile_rows: u32, limits: &BandLimits) -> u32 {
-    splats
-        .div_ceil(limits.max_splats)
-        .clamp(1, tile_rows.max(1))
-}
-
-/// The band count for the next frame, from the count now and what each band of a
-/// reported frame needed. Doubles when a band overflowed a binding; halves when the
-/// fullest band is under a third of both limits (a band of the halved split spans at
-/// most three of the current ones, so it still fits). The gap between the two keeps a
-/// view from splitting and merging on alternate frames.
-pub fn next_band_count(bands: u32, needs: &[BandNeed], tile_rows: u32, limits: &BandLimits) -> u32 {
-    let most_splats = needs.iter().map(|n| n.splats).max().unwrap_or(0);
-    let most_pairs = needs.iter().map(|n| n.pairs).max().unwrap_or(0);
-    let most = tile_rows.max(1);
-    if most_splats > limits.max_splats || most_pairs > limits.max_pairs {
-        bands.saturating_mul(2).min(most)
-    } else if bands > 1
-        && most_splats <= limits.max_splats / 3
-        && most_pairs <= limits.max_pairs / 3
-    {
-        bands.div_ceil(2)
-    } else {
-        bands
+impl BandNeed {
+    fn plus(self, other: BandNeed) -> BandNeed {
+        BandNeed {
+            splats: self.splats.saturating_add(other.splats),
+            pairs: self.pairs.saturating_add(other.pairs),
+        }
     }
 }
 
-/// What a band's pair buffers should become, once the GPU reported a frame's need.
+/// One band: the tile rows it draws and what its buffers hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Band {
+    pub rows: Range<u32>,
+    pub splats: u32,
+    pub pairs: u32,
+}
+
+/// 1.25× `need`, within `min..=max`: room for a need that grows a little.
+fn with_headroom(need: u32, min: u32, max: u32) -> u32 {
+    need.saturating_add(need / 4).clamp(min.min(max), max)
+}
+
+/// The bands of a view seen for the first time: as many equal bands as its clouds'
+/// splats would need if they were spread evenly (they are cut or joined once the GPU
+/// reports what each band needed).
+pub fn first_bands(splats: u32, tile_rows: u32, limits: &BandLimits) -> Vec<Band> {
+    let tile_rows = tile_rows.max(1);
+    let count = splats.div_ceil(limits.max_splats).clamp(1, tile_rows);
+    let splats = splats.min(limits.max_splats);
+    let pairs = splats
+        .saturating_mul(INITIAL_PAIRS_PER_SPLAT)
+        .max(MIN_PAIRS)
+        .min(limits.max_pairs);
+    let row = |band: u32| (u64::from(tile_rows) * u64::from(band) / u64::from(count)) as u32;
+    (0..count)
+        .map(|band| Band {
+            rows: row(band)..row(band + 1),
+            splats,
+            pairs,
+        })
+        .collect()
+}
+
+/// The bands for the next frame, from the bands now and what each needed in a
+/// reported frame (`needs[i]` for `bands[i]`). `splats` is every splat of the view's
+/// clouds.
+///
+/// A band that outgrew a binding is cut in two (by rows); two neighbours that each
+/// need at most half a binding are joined. A cut band's halves need more than one
+/// binding between them, so they are not joined again: the view settles instead of
+/// cutting and joining on alternate frames. Dense rows get narrow bands and empty
+/// sky one wide band. Each band's buffers follow its need as pair buffers do (see
+/// [`resize`]); a view drawn in one band holds every splat of its clouds, so turning
+/// the camera never leaves splats out.
+pub fn next_bands(
+    bands: &[Band],
+    needs: &[BandNeed],
+    splats: u32,
+    limits: &BandLimits,
+) -> Vec<Band> {
+    let mut next: Vec<(Band, Option<BandNeed>)> = Vec::with_capacity(bands.len() + 1);
+    for (band, need) in bands.iter().zip(needs) {
+        let rows = band.rows.len() as u32;
+        if limits.overflows(need) && rows > 1 {
+            // Each half needs at most what the whole did.
+            let mid = band.rows.start + rows / 2;
+            let half = |rows: Range<u32>| Band {
+                rows,
+                splats: with_headroom(need.splats, MIN_SPLATS, limits.max_splats),
+                pairs: with_headroom(need.pairs, MIN_PAIRS, limits.max_pairs),
+            };
+            next.push((half(band.rows.start..mid), None));
+            next.push((half(mid..band.rows.end), None));
+            continue;
+        }
+        let resized = Band {
+            rows: band.rows.clone(),
+            splats: resize(band.splats, need.splats, MIN_SPLATS, limits.max_splats).to(band.splats),
+            pairs: resize(band.pairs, need.pairs, MIN_PAIRS, limits.max_pairs).to(band.pairs),
+        };
+        let joinable = matches!(next.last(), Some((_, Some(last))) if limits.is_small(last))
+            && limits.is_small(need);
+        match next.last_mut() {
+            Some((last, last_need)) if joinable => {
+                let joined = last_need.unwrap_or_default().plus(*need);
+                *last = Band {
+                    rows: last.rows.start..band.rows.end,
+                    splats: with_headroom(joined.splats, MIN_SPLATS, limits.max_splats),
+                    pairs: with_headroom(joined.pairs, MIN_PAIRS, limits.max_pairs),
+                };
+                // Joined once per frame: the next join waits for a report on this one.
+                *last_need = None;
+            }
+            _ => next.push((resized, Some(*need))),
+        }
+    }
+    let mut next: Vec<Band> = next.into_iter().map(|(band, _)| band).collect();
+    if let [only] = next.as_mut_slice() {
+        only.splats = splats.min(limits.max_splats);
+    }
+    next
+}
+
+/// What a band's buffers should become, once the GPU reported a frame's need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PairResize {
+pub enum Resize {
     Keep,
     /// The frame needed more than the buffers held (it was incomplete).
     Grow(u32),
@@ -103,18 +169,34 @@ pub enum PairResize {
     Shrink(u32),
 }
 
-/// Grows to 1.25× the need (at most `max_pairs`), or shrinks to 1.25× the need when
-/// the buffers are far too large; the gap between the two keeps a band whose need
-/// wobbles from rebuilding every frame.
-pub fn resize_pairs(capacity: u32, needed: u32, max_pairs: u32) -> PairResize {
-    let with_headroom = needed.saturating_add(needed / 4);
-    if needed > capacity {
-        PairResize::Grow(with_headroom.min(max_pairs))
-    } else if needed.saturating_mul(SHRINK_BELOW) < capacity && capacity > MIN_PAIRS {
-        PairResize::Shrink(with_headroom.max(MIN_PAIRS).min(max_pairs))
-    } else {
-        PairResize::Keep
+impl Resize {
+    /// The capacity to build, given the one held now.
+    pub fn to(self, held: u32) -> u32 {
+        match self {
+            Resize::Keep => held,
+            Resize::Grow(to) | Resize::Shrink(to) => to,
+        }
     }
+}
+
+/// Grows to 1.25× the need (at most `max`), or shrinks to 1.25× the need (at least
+/// `min`) when the buffers are far too large; the gap between the two keeps a band
+/// whose need wobbles from rebuilding every frame.
+pub fn resize(capacity: u32, needed: u32, min: u32, max: u32) -> Resize {
+    if needed > capacity {
+        let to = with_headroom(needed, min, max);
+        if to > capacity {
+            return Resize::Grow(to);
+        }
+        return Resize::Keep;
+    }
+    if needed.saturating_mul(SHRINK_BELOW) < capacity && capacity > min {
+        let to = with_headroom(needed, min, max);
+        if to < capacity {
+            return Resize::Shrink(to);
+        }
+    }
+    Resize::Keep
 }
 
 #[cfg(test)]
@@ -122,9 +204,21 @@ mod tests {
     use super::*;
 
     const LIMITS: BandLimits = BandLimits {
-        max_splats: 1000,
-        max_pairs: 4000,
+        max_splats: 100_000,
+        max_pairs: 400_000,
     };
+
+    fn band(rows: Range<u32>, splats: u32, pairs: u32) -> Band {
+        Band {
+            rows,
+            splats,
+            pairs,
+        }
+    }
+
+    fn need(splats: u32, pairs: u32) -> BandNeed {
+        BandNeed { splats, pairs }
+    }
 
     #[test]
     fn limits_count_what_one_binding_holds() {
@@ -132,82 +226,128 @@ mod tests {
         assert_eq!(limits.max_splats, 2_796_202);
         assert_eq!(limits.max_pairs, 16 << 20);
         assert_eq!(BandLimits::new(1 << 40, 1, 1).max_pairs, u32::MAX);
-        assert_eq!(limits.band_splats(10), 10);
-        assert_eq!(limits.band_splats(u32::MAX), limits.max_splats);
-        assert_eq!(LIMITS.initial_pairs(10), LIMITS.max_pairs);
     }
 
     #[test]
-    fn bands_cover_every_row_once() {
-        for rows in [1, 2, 7, 30, 68] {
-            for bands in 1..=rows + 3 {
-                let mut next = 0;
-                let count = bands.min(rows);
-                for band in 0..count {
-                    let r = band_rows(rows, bands, band);
-                    assert_eq!(r.start, next);
-                    assert!(
-                        !r.is_empty(),
-                        "{rows} rows, {bands} bands: band {band} empty"
-                    );
-                    next = r.end;
-                }
-                assert_eq!(next, rows);
-            }
-        }
-        assert_eq!(band_rows(30, 4, 1), 7..15);
+    fn a_new_view_starts_with_bands_enough_for_its_splats() {
+        assert_eq!(first_bands(10, 30, &LIMITS), [band(0..30, 10, MIN_PAIRS)]);
+        assert_eq!(first_bands(10, 0, &LIMITS), [band(0..1, 10, MIN_PAIRS)]);
+        assert_eq!(
+            first_bands(250_000, 30, &LIMITS),
+            [
+                band(0..10, 100_000, 400_000),
+                band(10..20, 100_000, 400_000),
+                band(20..30, 100_000, 400_000)
+            ]
+        );
+        let many = first_bands(u32::MAX, 7, &LIMITS);
+        assert_eq!(many.len(), 7);
+        assert!(
+            many.iter()
+                .enumerate()
+                .all(|(i, b)| b.rows == (i as u32..i as u32 + 1))
+        );
     }
 
     #[test]
-    fn views_start_with_enough_bands_for_their_splats() {
-        assert_eq!(initial_bands(0, 30, &LIMITS), 1);
-        assert_eq!(initial_bands(1000, 30, &LIMITS), 1);
-        assert_eq!(initial_bands(1001, 30, &LIMITS), 2);
-        assert_eq!(initial_bands(1_000_000, 30, &LIMITS), 30);
+    fn an_overflowing_band_is_cut_in_two() {
+        let bands = [band(0..30, 100_000, 400_000)];
+        let next = next_bands(&bands, &[need(150_000, 300_000)], 200_000, &LIMITS);
+        assert_eq!(
+            next,
+            [
+                band(0..15, 100_000, 375_000),
+                band(15..30, 100_000, 375_000)
+            ]
+        );
+        // Too many pairs cuts as well; a band of one row cannot be cut.
+        let next = next_bands(&next, &[need(10, 500_000), need(10, 10)], 200_000, &LIMITS);
+        assert_eq!(next.len(), 3);
+        assert_eq!(next[0].rows, 0..7);
+        assert_eq!(next[2].rows, 15..30);
+        let one_row = [band(4..5, 100_000, 400_000)];
+        let next = next_bands(&one_row, &[need(200_000, 0)], 200_000, &LIMITS);
+        assert_eq!(next[0].rows, 4..5);
     }
 
     #[test]
-    fn band_count_doubles_on_overflow_and_halves_when_small() {
-        let need = |splats, pairs| BandNeed { splats, pairs };
-        assert_eq!(next_band_count(1, &[need(1001, 10)], 30, &LIMITS), 2);
+    fn small_neighbours_are_joined_and_cut_halves_are_not() {
+        let bands = [
+            band(0..10, 50_000, 100_000),
+            band(10..20, 50_000, 100_000),
+            band(20..30, 50_000, 100_000),
+        ];
+        let needs = [
+            need(20_000, 90_000),
+            need(30_000, 90_000),
+            need(40_000, 90_000),
+        ];
+        let next = next_bands(&bands, &needs, 200_000, &LIMITS);
+        // The first two join (once per frame); the third keeps its buffers.
         assert_eq!(
-            next_band_count(2, &[need(5, 4001), need(0, 0)], 30, &LIMITS),
-            4
+            next,
+            [band(0..20, 62_500, 225_000), band(20..30, 50_000, 100_000)]
         );
-        assert_eq!(next_band_count(16, &[need(2000, 0)], 30, &LIMITS), 30);
-        assert_eq!(next_band_count(30, &[need(2000, 0)], 30, &LIMITS), 30);
-        assert_eq!(next_band_count(4, &[need(1000, 4000); 4], 30, &LIMITS), 4);
-        assert_eq!(next_band_count(4, &[need(334, 10); 4], 30, &LIMITS), 4);
-        assert_eq!(next_band_count(4, &[need(333, 1333); 4], 30, &LIMITS), 2);
-        assert_eq!(next_band_count(3, &[need(0, 0); 3], 30, &LIMITS), 2);
-        assert_eq!(next_band_count(1, &[need(0, 0)], 30, &LIMITS), 1);
-        // Halving never breaks what a band can hold: three full thirds fit.
-        let merged = 3 * (LIMITS.max_splats / 3);
-        assert!(merged <= LIMITS.max_splats);
+        // Halves of a cut band need more than one binding together: never joined.
+        let halves = [
+            band(0..15, 100_000, 375_000),
+            band(15..30, 100_000, 375_000),
+        ];
+        let next = next_bands(
+            &halves,
+            &[need(60_000, 10), need(60_000, 10)],
+            200_000,
+            &LIMITS,
+        );
+        assert_eq!(next.len(), 2);
+        // Joined back into one band, which then holds every splat again.
+        let next = next_bands(
+            &halves,
+            &[need(50_000, 10), need(40_000, 10)],
+            150_000,
+            &LIMITS,
+        );
+        assert_eq!(next, [band(0..30, 100_000, MIN_PAIRS)]);
     }
 
     #[test]
-    fn pair_buffers_grow_shrink_or_stay() {
-        let max = 1 << 28;
+    fn band_capacities_follow_their_need() {
+        let bands = [band(0..10, 50_000, 100_000), band(10..20, 90_000, 100_000)];
+        let needs = [need(60_000, 120_000), need(10_000, 20_000)];
+        let next = next_bands(&bands, &needs, 200_000, &LIMITS);
         assert_eq!(
-            resize_pairs(100_000, 120_000, max),
-            PairResize::Grow(150_000)
+            next,
+            [
+                band(0..10, 75_000, 150_000),
+                band(10..20, 16_384, MIN_PAIRS)
+            ]
         );
+    }
+
+    #[test]
+    fn buffers_grow_shrink_or_stay() {
+        let (min, max) = (MIN_PAIRS, 1 << 28);
+        assert_eq!(resize(100_000, 120_000, min, max), Resize::Grow(150_000));
         assert_eq!(
-            resize_pairs(100_000, 120_000, 110_000),
-            PairResize::Grow(110_000)
+            resize(100_000, 120_000, min, 110_000),
+            Resize::Grow(110_000)
         );
+        assert_eq!(resize(110_000, 120_000, min, 110_000), Resize::Keep);
         assert_eq!(
-            resize_pairs(1_000_000, 400_000, max),
-            PairResize::Shrink(500_000)
+            resize(1_000_000, 400_000, min, max),
+            Resize::Shrink(500_000)
         );
-        assert_eq!(resize_pairs(1_000_000, 600_000, max), PairResize::Keep);
-        assert_eq!(resize_pairs(1_000_000, 1_000_000, max), PairResize::Keep);
+        assert_eq!(resize(1_000_000, 600_000, min, max), Resize::Keep);
+        assert_eq!(resize(1_000_000, 1_000_000, min, max), Resize::Keep);
         // Never below the floor.
         assert_eq!(
-            resize_pairs(MIN_PAIRS * 4, 10, max),
-            PairResize::Shrink(MIN_PAIRS)
+            resize(MIN_PAIRS * 4, 10, min, max),
+            Resize::Shrink(MIN_PAIRS)
         );
-        assert_eq!(resize_pairs(MIN_PAIRS, 10, max), PairResize::Keep);
+        assert_eq!(resize(MIN_PAIRS, 10, min, max), Resize::Keep);
+        // A floor above the binding's size gives way to it.
+        assert_eq!(resize(100, 1000, min, 500), Resize::Grow(500));
+        assert_eq!(Resize::Keep.to(7), 7);
+        assert_eq!(Resize::Grow(9).to(7), 9);
     }
 }

@@ -18,10 +18,7 @@ use bevy::render::view::{
 use wgpu::TextureUsages;
 
 use super::band_buffers::{BandBuffers, BandCapacity, tiles_for};
-use super::bands::{
-    BandLimits, BandNeed, MIN_PAIRS, PairResize, band_rows, initial_bands, next_band_count,
-    resize_pairs,
-};
+use super::bands::{Band, BandLimits, BandNeed, first_bands, next_bands};
 use super::composite::CompositeUniform;
 use super::extract::ExtractedCloud;
 use super::frame::{Dispatch, SplatFrame, band_frame};
@@ -127,120 +124,92 @@ struct ViewNeed {
 }
 
 /// The capacities of every band for this frame. Uses the GPU's latest report on the
-/// previous buffers, if one came back: the band count doubles when a band outgrew a
-/// binding and halves when all are small, and each band's pair buffers follow its need.
+/// previous buffers, if one came back (see `bands::next_bands`).
 fn plan_bands(
     previous: Option<&ViewBuffers>,
     counts: Option<&[GpuCounts]>,
     need: &ViewNeed,
     limits: &BandLimits,
 ) -> Vec<BandCapacity> {
-    let band_splats = limits.band_splats(need.splats);
-    let tile_rows = need.tiles.y;
     let previous = previous.filter(|old| {
         old.bands
             .first()
             .is_some_and(|b| b.capacity.tiles == need.tiles)
     });
-    let old_pairs: Vec<u32> = previous.map_or_else(Vec::new, |old| {
-        old.bands.iter().map(|b| b.capacity.pairs).collect()
-    });
-    let counts = counts.filter(|c| c.len() == old_pairs.len());
-
-    let (bands, pairs): (u32, Vec<u32>) = match (previous, counts) {
-        (None, _) => {
-            let bands = initial_bands(need.splats, tile_rows, limits);
-            (
-                bands,
-                vec![limits.initial_pairs(band_splats); bands as usize],
-            )
-        }
-        (Some(_), None) => (old_pairs.len() as u32, old_pairs),
-        (Some(_), Some(counts)) => {
-            let needs: Vec<BandNeed> = counts
+    let bands: Vec<Band> = match previous {
+        None => first_bands(need.splats, need.tiles.y, limits),
+        Some(old) => {
+            let now: Vec<Band> = old
+                .bands
                 .iter()
-                .map(|c| BandNeed {
-                    splats: c.visible_splats,
-                    pairs: c.pairs_needed,
+                .map(|b| Band {
+                    rows: b.capacity.rows.clone(),
+                    splats: b.capacity.splats,
+                    pairs: b.capacity.pairs,
                 })
                 .collect();
-            let now = old_pairs.len() as u32;
-            let next = next_band_count(now, &needs, tile_rows, limits);
-            warn_about_overflow(now, next, &needs, tile_rows, limits);
-            if next == now {
-                let pairs = old_pairs
-                    .iter()
-                    .zip(&needs)
-                    .map(
-                        |(&held, need)| match resize_pairs(held, need.pairs, limits.max_pairs) {
-                            PairResize::Keep => held,
-                            PairResize::Grow(to) => {
-                                debug!(
-                                    "a splat band needed {} tile pairs but held {held}: that \
-                                 frame was incomplete; growing to {to}",
-                                    need.pairs
-                                );
-                                to
-                            }
-                            PairResize::Shrink(to) => to,
-                        },
-                    )
-                    .collect();
-                (now, pairs)
-            } else {
-                // New rows for every band: spread the reported pairs evenly.
-                let total: u64 = needs.iter().map(|n| u64::from(n.pairs)).sum();
-                let each = total * 5 / 4 / u64::from(next);
-                let each = u32::try_from(each)
-                    .unwrap_or(u32::MAX)
-                    .clamp(MIN_PAIRS.min(limits.max_pairs), limits.max_pairs);
-                (next, vec![each; next as usize])
+            match counts.filter(|c| c.len() == now.len()) {
+                Some(counts) => {
+                    let needs: Vec<BandNeed> = counts
+                        .iter()
+                        .map(|c| BandNeed {
+                            splats: c.visible_splats,
+                            pairs: c.pairs_needed,
+                        })
+                        .collect();
+                    warn_about_overflow(&now, &needs, limits);
+                    let next = next_bands(&now, &needs, need.splats, limits);
+                    if next.len() != now.len() {
+                        debug!(
+                            "splat view redrawn in {} bands (was {})",
+                            next.len(),
+                            now.len()
+                        );
+                    }
+                    next
+                }
+                None => {
+                    let mut now = now;
+                    // A view in one band holds every splat of its clouds, new ones too.
+                    if let [only] = now.as_mut_slice() {
+                        only.splats = only.splats.max(need.splats.min(limits.max_splats));
+                    }
+                    now
+                }
             }
         }
     };
-    pairs
+    bands
         .into_iter()
-        .enumerate()
-        .map(|(band, pairs)| BandCapacity {
-            splats: band_splats,
-            pairs,
+        .map(|band| BandCapacity {
+            splats: band.splats,
+            pairs: band.pairs,
             chunks: need.chunks,
             instances: need.instances,
             tiles: need.tiles,
-            rows: band_rows(tile_rows, bands, band as u32),
+            rows: band.rows,
         })
         .collect()
 }
 
-fn warn_about_overflow(
-    now: u32,
-    next: u32,
-    needs: &[BandNeed],
-    tile_rows: u32,
-    limits: &BandLimits,
-) {
-    let most_splats = needs.iter().map(|n| n.splats).max().unwrap_or(0);
-    let most_pairs = needs.iter().map(|n| n.pairs).max().unwrap_or(0);
-    let overflowed = most_splats > limits.max_splats || most_pairs > limits.max_pairs;
-    if !overflowed {
-        if next != now {
-            debug!("splat view merged from {now} into {next} bands");
+/// Frames are incomplete while bands grow; only a band of one tile row that still
+/// needs more than a binding holds cannot be helped.
+fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits) {
+    for (band, need) in bands.iter().zip(needs) {
+        let over = need.splats > limits.max_splats || need.pairs > limits.max_pairs;
+        if over && band.rows.len() <= 1 {
+            warn!(
+                "tile row {} of a camera needs {} splats and {} tile pairs, but one storage \
+                 binding holds {} and {}: splats are missing from its image",
+                band.rows.start, need.splats, need.pairs, limits.max_splats, limits.max_pairs
+            );
+        } else if need.splats > band.splats || need.pairs > band.pairs {
+            debug!(
+                "splat band {:?} needed {} splats / {} tile pairs but held {} / {}: that frame \
+                 was incomplete",
+                band.rows, need.splats, need.pairs, band.splats, band.pairs
+            );
         }
-        return;
-    }
-    if next > now {
-        debug!(
-            "a splat band needed {most_splats} splats / {most_pairs} tile pairs, one storage \
-             binding holds {} / {}: splitting the view into {next} bands",
-            limits.max_splats, limits.max_pairs
-        );
-    } else {
-        warn!(
-            "a single row of tiles ({tile_rows} rows, {now} bands) needs {most_splats} splats \
-             and {most_pairs} tile pairs, but one storage binding holds {} and {}: splats \
-             are missing from this camera's image",
-            limits.max_splats, limits.max_pairs
-        );
     }
 }
 
@@ -253,41 +222,38 @@ fn reuse_or_build(
     pipelines: &SplatPipelines,
     memory: &SplatMemory,
 ) -> ViewBuffers {
-    let build = |capacity: BandCapacity| {
-        debug!("splat band buffers for {capacity:?}");
-        BandBuffers::new(device, pipelines, memory, capacity)
+    let (layer, mut old_bands, readback) = match previous {
+        Some(old) if old.layer.viewport == viewport => (old.layer, old.bands, Some(old.readback)),
+        _ => (SplatLayer::new(device, memory, viewport), Vec::new(), None),
     };
-    let new_view = |layer: SplatLayer, capacities: Vec<BandCapacity>| ViewBuffers {
-        layer,
-        readback: CounterReadback::new(device, memory, capacities.len()),
-        bands: capacities.into_iter().map(build).collect(),
-    };
-    let Some(old) = previous.filter(|old| old.layer.viewport == viewport) else {
-        return new_view(SplatLayer::new(device, memory, viewport), capacities);
-    };
-    if old.bands.len() != capacities.len() {
-        return new_view(old.layer, capacities);
-    }
-    let ViewBuffers {
-        layer,
-        bands: old_bands,
-        readback,
-    } = old;
-    let bands = old_bands
+    let readback = readback
+        .filter(|r| r.bands() == capacities.len())
+        .unwrap_or_else(|| CounterReadback::new(device, memory, capacities.len()));
+    let bands = capacities
         .into_iter()
-        .zip(capacities)
-        .map(|(band, need)| {
-            if band.capacity.holds(&need) && band.capacity.pairs == need.pairs {
-                band
-            } else {
-                // Grow with headroom kept, so a cloud appearing doesn't rebuild every frame.
-                let held = &band.capacity;
-                build(BandCapacity {
-                    splats: need.splats.max(held.splats),
-                    chunks: need.chunks.max(held.chunks),
-                    instances: need.instances.max(held.instances),
-                    ..need
-                })
+        .map(|need| {
+            let same_rows = old_bands.iter().position(|b| b.capacity.rows == need.rows);
+            match same_rows.map(|i| old_bands.swap_remove(i)) {
+                Some(band)
+                    if band.capacity.holds(&need)
+                        && band.capacity.pairs == need.pairs
+                        && band.capacity.splats == need.splats =>
+                {
+                    band
+                }
+                old => {
+                    // Keep headroom for clouds and chunks, so one appearing doesn't
+                    // rebuild every frame.
+                    let (chunks, instances) =
+                        old.map_or((0, 0), |b| (b.capacity.chunks, b.capacity.instances));
+                    let capacity = BandCapacity {
+                        chunks: need.chunks.max(chunks),
+                        instances: need.instances.max(instances),
+                        ..need
+                    };
+                    debug!("splat band buffers for {capacity:?}");
+                    BandBuffers::new(device, pipelines, memory, capacity)
+                }
             }
         })
         .collect();

@@ -57,6 +57,11 @@ impl CounterReadback {
         }
     }
 
+    /// How many bands' counters it reads.
+    pub fn bands(&self) -> usize {
+        self.bands
+    }
+
     fn state(&self) -> MutexGuard<'_, ReadbackState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
