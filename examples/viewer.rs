@@ -179,7 +179,7 @@ fn update_hud(
         .unwrap_or(0.0);
     for mut text in &mut hud {
         text.0 = format!(
-            "{} splats · SH {} · {fps:.0} fps",
+            "{} splats | SH {} | {fps:.0} fps",
             cloud.len(),
             cloud.sh_degree()
         );
