@@ -54,12 +54,16 @@ pub struct BandBuffers {
     pub chunk_params: Buffer,
     pub instances: Buffer,
     pub projected: Buffer,
-    pub tile_counts: Buffer,
+    /// The tile counts in depth order, scanned in place into first pair slots.
+    pub tile_offsets: Buffer,
     pub counters: Buffer,
     /// Pair and splat capacities for the indirect kernels (a uniform).
     pub capacities: Buffer,
     pub ranges: Buffer,
     pub scan: ScanBuffers,
+    /// Visible splats by depth: keys are depths, values their slots.
+    pub depth_sort: SortBuffers,
+    /// (splat, tile) pairs by tile.
     pub sort: SortBuffers,
     _bytes: GpuBytes,
 }
@@ -110,7 +114,7 @@ impl BandBuffers {
             splats * PROJECTED_SPLAT_BYTES,
             storage,
         );
-        let tile_counts = buffer(device, "splat tile counts", splats * 4, storage);
+        let tile_offsets = buffer(device, "splat tile offsets", splats * 4, storage);
         let counters = buffer(
             device,
             "splat counters",
@@ -125,11 +129,18 @@ impl BandBuffers {
             device,
             &pipelines.scan,
             capacity.splats.max(1),
-            &tile_counts,
+            &tile_offsets,
             &counters,
             VISIBLE_KEPT_OFFSET,
             &counters,
             PAIRS_NEEDED_OFFSET,
+        );
+        let depth_sort = SortBuffers::new(
+            device,
+            &pipelines.sort,
+            capacity.splats.max(1),
+            &counters,
+            VISIBLE_KEPT_OFFSET,
         );
         let sort = SortBuffers::new(
             device,
@@ -144,7 +155,7 @@ impl BandBuffers {
             &chunk_params,
             &instances,
             &projected,
-            &tile_counts,
+            &tile_offsets,
             &counters,
             &capacities,
             &ranges,
@@ -152,6 +163,7 @@ impl BandBuffers {
         .iter()
         .map(|b| b.size())
         .sum::<u64>()
+            + depth_sort.gpu_bytes()
             + sort.gpu_bytes()
             + scan.gpu_bytes();
 
@@ -161,11 +173,12 @@ impl BandBuffers {
             chunk_params,
             instances,
             projected,
-            tile_counts,
+            tile_offsets,
             counters,
             capacities,
             ranges,
             scan,
+            depth_sort,
             sort,
             _bytes: memory.track(bytes),
         }

@@ -22,6 +22,7 @@ impl DuplicatePass {
                 storage(3, true),
                 storage(4, false),
                 storage(5, false),
+                storage(6, true),
             ],
         );
         let module = shader_module(
@@ -33,7 +34,8 @@ impl DuplicatePass {
         Self { layout, pipeline }
     }
 
-    /// `tile_offsets` is the scanned tile counts; pairs go to `keys`/`values`.
+    /// `tile_offsets` is the scanned tile counts and `by_depth` the visible splats'
+    /// slots, both nearest first; pairs go to `keys`/`values`.
     pub fn bind_group(
         &self,
         device: &Device,
@@ -43,6 +45,7 @@ impl DuplicatePass {
         counters: &Buffer,
         keys: &Buffer,
         values: &Buffer,
+        by_depth: &Buffer,
     ) -> BindGroup {
         bind_group(
             device,
@@ -55,6 +58,7 @@ impl DuplicatePass {
                 counters.as_entire_binding(),
                 keys.as_entire_binding(),
                 values.as_entire_binding(),
+                by_depth.as_entire_binding(),
             ],
         )
     }

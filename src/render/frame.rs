@@ -5,8 +5,10 @@ use wgpu::{BindGroup, Device, RenderPipeline, TextureView};
 
 use super::SplatPipelines;
 use super::band_buffers::BandBuffers;
+use super::depth_sort::DEPTH_KEY_BITS;
 use super::gpu_cloud::{GpuChunk, GpuSplats};
 use super::preprocess::CHUNK_PARAMS_STRIDE;
+use super::radix_sort::RadixSort;
 
 pub struct SplatFrame {
     /// Top to bottom, one per band of the view.
@@ -23,7 +25,10 @@ pub struct BandFrame {
     /// One preprocess dispatch per cloud chunk: bind group, uniform offset, threads.
     pub preprocess: Vec<(BindGroup, u32, u32)>,
     pub indirect: BindGroup,
+    /// Gathers the tile counts in depth order (after the depth sort).
+    pub depth_order: BindGroup,
     pub duplicate: BindGroup,
+    /// Bits of the tile id, the pairs' sort key.
     pub key_bits: u32,
     /// Indexed by which of the sort's ping-pong buffers holds the result.
     pub tile_range: [BindGroup; 2],
@@ -46,10 +51,10 @@ impl Dispatch<'_> {
     }
 }
 
-/// Bits of the sort key in use: the tile id above 32 bits of depth.
+/// Bits of the pairs' sort key: the tile id.
 pub fn key_bits(tiles: UVec2) -> u32 {
     let count = (tiles.x * tiles.y).max(2);
-    32 + (u32::BITS - (count - 1).leading_zeros())
+    u32::BITS - (count - 1).leading_zeros()
 }
 
 /// Binds one band's buffers to every pass. The band's chunk parameters must already
@@ -74,14 +79,17 @@ pub fn band_frame(
                 &dispatch.chunk.geometry,
                 &dispatch.chunk.sh,
                 &band.projected,
-                &band.tile_counts,
                 &band.counters,
                 &band.instances,
+                &band.depth_sort.keys[0],
+                &band.depth_sort.values[0],
             );
             let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
             (bind_group, offset as u32, dispatch.threads())
         })
         .collect();
+    let depth_sorted = RadixSort::output_index(DEPTH_KEY_BITS);
+    let by_depth = &band.depth_sort.values[depth_sorted];
     let sort = &band.sort;
     let tile_range = [0, 1].map(|i| {
         pipelines
@@ -110,10 +118,17 @@ pub fn band_frame(
             device,
             &band.view_uniform,
             &band.projected,
-            &band.tile_counts,
+            &band.tile_offsets,
             &band.counters,
             &sort.keys[0],
             &sort.values[0],
+            by_depth,
+        ),
+        depth_order: pipelines.depth_sort.bind_group(
+            device,
+            &band.counters,
+            &band.depth_sort.keys[depth_sorted],
+            &band.tile_offsets,
         ),
         key_bits: key_bits(capacity.tiles),
         tile_range,
@@ -127,10 +142,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_bits_cover_every_tile_above_the_depth() {
-        assert_eq!(key_bits(UVec2::new(1, 1)), 33);
-        assert_eq!(key_bits(UVec2::new(40, 30)), 32 + 11);
-        assert_eq!(key_bits(UVec2::new(120, 68)), 32 + 13);
-        assert_eq!(key_bits(UVec2::new(128, 64)), 32 + 13);
+    fn key_bits_cover_every_tile() {
+        assert_eq!(key_bits(UVec2::new(1, 1)), 1);
+        assert_eq!(key_bits(UVec2::new(40, 30)), 11);
+        assert_eq!(key_bits(UVec2::new(120, 68)), 13);
+        assert_eq!(key_bits(UVec2::new(128, 64)), 13);
     }
 }

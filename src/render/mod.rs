@@ -1,12 +1,14 @@
 //! Render-world wiring and the compute passes of the splat pipeline.
 //!
 //! Per camera view, every frame:
-//! preprocess → scan → duplicate → radix sort → tile range → tile render → composite.
+//! preprocess → depth sort → scan → duplicate → tile sort → tile range → tile render →
+//! composite.
 //! Each pass has its module here and its WGSL in `shaders/`.
 
 mod band_buffers;
 mod bands;
 mod composite;
+mod depth_sort;
 mod duplicate;
 mod extract;
 mod frame;
@@ -62,6 +64,7 @@ pub enum SplatComposite {
 pub struct SplatPipelines {
     preprocess: preprocess::PreprocessPass,
     indirect: indirect::IndirectPass,
+    depth_sort: depth_sort::DepthSortPass,
     scan: scan::PrefixScan,
     duplicate: duplicate::DuplicatePass,
     sort: radix_sort::RadixSort,
@@ -75,6 +78,7 @@ impl SplatPipelines {
         Self {
             preprocess: preprocess::PreprocessPass::new(device),
             indirect: indirect::IndirectPass::new(device),
+            depth_sort: depth_sort::DepthSortPass::new(device),
             scan: scan::PrefixScan::new(device),
             duplicate: duplicate::DuplicatePass::new(device),
             sort: radix_sort::RadixSort::new(device),

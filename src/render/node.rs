@@ -11,17 +11,19 @@ use bevy::render::view::ViewTarget;
 use wgpu::{CommandEncoder, ComputePass};
 
 use super::SplatPipelines;
+use super::depth_sort::DEPTH_KEY_BITS;
 use super::prepare::SplatViews;
 
 /// The name of the whole splat span in Bevy's render diagnostics.
 pub const DIAGNOSTIC_SPAN: &str = "gaussian_splats";
 
 /// The stages, in frame order, as named in the diagnostics.
-pub const STAGES: [&str; 7] = [
+pub const STAGES: [&str; 8] = [
     "preprocess",
+    "depth_sort",
     "scan",
     "duplicate",
-    "radix_sort",
+    "tile_sort",
     "tile_range",
     "tile_render",
     "composite",
@@ -79,12 +81,22 @@ pub fn splat_pass(
         }
     });
     stage(encoder, &diagnostics, STAGES[1], |pass| {
+        for (_, buffers) in bands() {
+            pipelines
+                .sort
+                .encode(pass, &buffers.depth_sort, DEPTH_KEY_BITS);
+        }
+    });
+    stage(encoder, &diagnostics, STAGES[2], |pass| {
         for (band, buffers) in bands() {
+            pipelines
+                .depth_sort
+                .encode_gather(pass, &band.depth_order, &buffers.counters);
             pipelines.scan.encode(pass, &buffers.scan);
             pipelines.indirect.encode_pairs(pass, &band.indirect);
         }
     });
-    stage(encoder, &diagnostics, STAGES[2], |pass| {
+    stage(encoder, &diagnostics, STAGES[3], |pass| {
         for (band, buffers) in bands() {
             pipelines
                 .duplicate
@@ -92,19 +104,19 @@ pub fn splat_pass(
         }
     });
     let mut sorted = Vec::with_capacity(frame.bands.len());
-    stage(encoder, &diagnostics, STAGES[3], |pass| {
+    stage(encoder, &diagnostics, STAGES[4], |pass| {
         for (band, buffers) in bands() {
             sorted.push(pipelines.sort.encode(pass, &buffers.sort, band.key_bits));
         }
     });
-    stage(encoder, &diagnostics, STAGES[4], |pass| {
+    stage(encoder, &diagnostics, STAGES[5], |pass| {
         for ((band, buffers), &sorted) in bands().zip(&sorted) {
             pipelines
                 .tile_range
                 .encode(pass, &band.tile_range[sorted], &buffers.counters);
         }
     });
-    stage(encoder, &diagnostics, STAGES[5], |pass| {
+    stage(encoder, &diagnostics, STAGES[6], |pass| {
         for ((band, _), &sorted) in bands().zip(&sorted) {
             pipelines.tile_render.encode(
                 pass,
@@ -120,14 +132,14 @@ pub fn splat_pass(
 
     {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some(STAGES[6]),
+            label: Some(STAGES[7]),
             color_attachments: &[Some(target.get_color_attachment())],
             depth_stencil_attachment: None,
             timestamp_writes: None,
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        let pass_span = diagnostics.pass_span(&mut pass, STAGES[6]);
+        let pass_span = diagnostics.pass_span(&mut pass, STAGES[7]);
         let origin = frame.viewport_origin.as_vec2();
         let size = frame.viewport_size.as_vec2();
         pass.set_viewport(origin.x, origin.y, size.x, size.y, 0.0, 1.0);

@@ -58,8 +58,9 @@ impl PreprocessPass {
                 storage(3, true),
                 storage(4, false),
                 storage(5, false),
-                storage(6, false),
-                storage(7, true),
+                storage(6, true),
+                storage(7, false),
+                storage(8, false),
             ],
         );
         let module = shader_module(
@@ -80,9 +81,10 @@ impl PreprocessPass {
         geometry: &Buffer,
         sh: &Buffer,
         projected: &Buffer,
-        tile_counts: &Buffer,
         counters: &Buffer,
         instances: &Buffer,
+        depth_keys: &Buffer,
+        depth_slots: &Buffer,
     ) -> BindGroup {
         bind_group(
             device,
@@ -94,9 +96,10 @@ impl PreprocessPass {
                 geometry.as_entire_binding(),
                 sh.as_entire_binding(),
                 projected.as_entire_binding(),
-                tile_counts.as_entire_binding(),
                 slice(counters, 0, 4),
                 instances.as_entire_binding(),
+                depth_keys.as_entire_binding(),
+                depth_slots.as_entire_binding(),
             ],
         )
     }

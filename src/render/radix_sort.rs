@@ -216,6 +216,12 @@ impl RadixSort {
         self.encode_inner(pass, buffers, key_bits, Some(timestamps))
     }
 
+    /// Which of the `keys`/`values` buffers (0 or 1) a sort of `key_bits` bits leaves
+    /// its result in, as [`RadixSort::encode`] returns.
+    pub fn output_index(key_bits: u32) -> usize {
+        (key_bits.min(64).div_ceil(RADIX_BITS) % 2) as usize
+    }
+
     fn encode_inner(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -255,7 +261,7 @@ impl RadixSort {
             stamp(pass, 3 * p + 3);
         }
         pass.pop_debug_group();
-        (passes % 2) as usize
+        Self::output_index(key_bits)
     }
 }
 

@@ -1,14 +1,17 @@
-// duplicate: one thread per visible splat. Writes one (key, splat) pair for every tile
-// the splat touches, at the offset the scan gave it. key.y = tile id, key.x = depth
-// bits (positive floats order like their bit patterns), so sorting the 64-bit key
-// groups pairs by tile and orders each tile front to back.
+// duplicate: one thread per visible splat, nearest first. Writes one (tile, splat) pair
+// for every tile the splat touches, at the offset the scan gave it: the pairs come out
+// in depth order, so a stable sort by tile leaves each tile's splats front to back.
+// Keys are vec2<u32> for the radix sort: x = tile id, y unused.
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;
+// The scanned tile counts, in depth order.
 @group(0) @binding(2) var<storage, read> tile_offsets: array<u32>;
 @group(0) @binding(3) var<storage, read> counters: array<u32>;
 @group(0) @binding(4) var<storage, read_write> keys: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read_write> values: array<u32>;
+// Slots of the visible splats, nearest first.
+@group(0) @binding(6) var<storage, read> by_depth: array<u32>;
 
 const GRID_WIDTH: u32 = 65535u * 256u;
 
@@ -18,8 +21,8 @@ fn duplicate(@builtin(global_invocation_id) gid: vec3<u32>) {
     if index >= counters[3] {
         return;
     }
-    let splat = projected[index];
-    let depth_bits = bitcast<u32>(splat.depth);
+    let splat_slot = by_depth[index];
+    let splat = projected[splat_slot];
     var slot = tile_offsets[index];
     for (var row = first_row(splat); row <= last_row(splat); row++) {
         let span = tile_span_in_row(splat, row, view);
@@ -27,8 +30,8 @@ fn duplicate(@builtin(global_invocation_id) gid: vec3<u32>) {
             // Pairs past the capacity are dropped this frame; the CPU sees the total and
             // grows the buffers for the next one.
             if slot < view.pair_capacity {
-                keys[slot] = vec2<u32>(depth_bits, row * view.tile_count.x + u32(col));
-                values[slot] = index;
+                keys[slot] = vec2<u32>(row * view.tile_count.x + u32(col), 0u);
+                values[slot] = splat_slot;
             }
             slot++;
         }

@@ -2,7 +2,8 @@
 // share an asset are drawn by one dispatch: a dispatch per cloud would put a pipeline
 // barrier between every two clouds). Projects the splat into the view,
 // culls it, evaluates its colour and counts the tiles it touches. Visible splats are
-// appended (compacted) to `projected`, their tile counts to `tile_counts`.
+// appended (compacted) to `projected`; their depth and tile count (as a sort key) and
+// their slot go to `depth_keys`/`depth_slots` for the depth sort.
 
 struct SplatGeometry {
     position: vec3<f32>,
@@ -37,9 +38,12 @@ struct ChunkParams {
 @group(0) @binding(2) var<storage, read> geometry: array<SplatGeometry>;
 @group(0) @binding(3) var<storage, read> sh: array<u32>;
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
-@group(0) @binding(5) var<storage, read_write> tile_counts: array<u32>;
-@group(0) @binding(6) var<storage, read_write> visible_count: atomic<u32>;
-@group(0) @binding(7) var<storage, read> instances: array<CloudInstance>;
+@group(0) @binding(5) var<storage, read_write> visible_count: atomic<u32>;
+@group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
+// x: the depth's bits (positive floats order like their bit patterns), the sort key;
+// y: the tile count, carried along so that it comes out in depth order.
+@group(0) @binding(7) var<storage, read_write> depth_keys: array<vec2<u32>>;
+@group(0) @binding(8) var<storage, read_write> depth_slots: array<u32>;
 
 const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
@@ -245,6 +249,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     let slot = atomicAdd(&visible_count, 1u);
     if slot < view.splat_capacity {
         projected[slot] = splat;
-        tile_counts[slot] = tiles;
+        depth_keys[slot] = vec2<u32>(bitcast<u32>(splat.depth), tiles);
+        depth_slots[slot] = slot;
     }
 }

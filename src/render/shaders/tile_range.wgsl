@@ -14,11 +14,11 @@ fn tile_range(@builtin(global_invocation_id) gid: vec3<u32>) {
     if index >= count {
         return;
     }
-    let tile = keys[index].y;
-    if index == 0u || keys[index - 1u].y != tile {
+    let tile = keys[index].x;
+    if index == 0u || keys[index - 1u].x != tile {
         ranges[tile].x = index;
     }
-    if index + 1u == count || keys[index + 1u].y != tile {
+    if index + 1u == count || keys[index + 1u].x != tile {
         ranges[tile].y = index + 1u;
     }
 }
