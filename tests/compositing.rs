@@ -79,8 +79,8 @@ fn spawn_cube(headless: &mut Headless, at: Vec3, size: f32, colour: Color) {
     ));
 }
 
-fn render_one(headless: &mut Headless, msaa: Msaa) -> Rgba8 {
-    let camera = headless.spawn_camera(Transform::IDENTITY, projection(SIZE), SIZE, None);
+fn render_one(headless: &mut Headless, msaa: Msaa, projection: &Projection) -> Rgba8 {
+    let camera = headless.spawn_camera(Transform::IDENTITY, projection.clone(), SIZE, None);
     headless
         .app
         .world_mut()
@@ -89,24 +89,32 @@ fn render_one(headless: &mut Headless, msaa: Msaa) -> Rgba8 {
     headless.render(&[camera]).unwrap().remove(0)
 }
 
-fn cube_occludes(msaa: Msaa) {
+fn cube_occludes(msaa: Msaa, projection: Projection) {
     let cube_colour = Color::srgb(0.2, 0.8, 0.3);
     let wall = || splat_wall(-5.0, [0.9, 0.3, 0.6], 0.9);
 
     let mut only_splats = Headless::new();
     let h = only_splats.add_splats(wall());
     only_splats.spawn_cloud(h, Transform::IDENTITY);
-    let splats = render_one(&mut only_splats, msaa);
+    let splats = render_one(&mut only_splats, msaa, &projection);
+    let drawn = (0..SIZE.y)
+        .flat_map(|y| (0..SIZE.x).map(move |x| (x, y)))
+        .filter(|&(x, y)| splats.pixel(x, y)[..3] != [0, 0, 0])
+        .count();
+    assert!(
+        drawn > 1000,
+        "the splat wall should fill the image ({drawn} px)"
+    );
 
     let mut only_cube = Headless::new();
     spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -3.0), 1.0, cube_colour);
-    let cube = render_one(&mut only_cube, msaa);
+    let cube = render_one(&mut only_cube, msaa, &projection);
 
     let mut both = Headless::new();
     let h = both.add_splats(wall());
     both.spawn_cloud(h, Transform::IDENTITY);
     spawn_cube(&mut both, Vec3::new(0.0, 0.0, -3.0), 1.0, cube_colour);
-    let mixed = render_one(&mut both, msaa);
+    let mixed = render_one(&mut both, msaa, &projection);
 
     let mut covered = 0;
     for y in 0..SIZE.y {
@@ -144,12 +152,23 @@ fn cube_occludes(msaa: Msaa) {
 
 #[test]
 fn an_opaque_cube_hides_the_splats_behind_it() {
-    cube_occludes(Msaa::Off);
+    cube_occludes(Msaa::Off, projection(SIZE).into());
 }
 
 #[test]
 fn an_opaque_cube_hides_the_splats_behind_it_with_msaa() {
-    cube_occludes(Msaa::Sample4);
+    cube_occludes(Msaa::Sample4, projection(SIZE).into());
+}
+
+#[test]
+fn an_opaque_cube_hides_the_splats_behind_it_orthographic() {
+    let orthographic = OrthographicProjection {
+        scaling_mode: bevy::camera::ScalingMode::FixedVertical {
+            viewport_height: 2.5,
+        },
+        ..OrthographicProjection::default_3d()
+    };
+    cube_occludes(Msaa::Off, orthographic.into());
 }
 
 #[test]
@@ -159,13 +178,13 @@ fn splats_in_front_blend_over_a_cube() {
 
     let mut only_cube = Headless::new();
     spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
-    let cube = render_one(&mut only_cube, Msaa::Off);
+    let cube = render_one(&mut only_cube, Msaa::Off, &projection(SIZE).into());
 
     let mut both = Headless::new();
     let h = both.add_splats(wall.clone());
     both.spawn_cloud(h, Transform::IDENTITY);
     spawn_cube(&mut both, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
-    let mixed = render_one(&mut both, Msaa::Off);
+    let mixed = render_one(&mut both, Msaa::Off, &projection(SIZE).into());
 
     // The splat layer (premultiplied, with coverage) from the CPU reference, over the cube.
     let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, SIZE.x, SIZE.y, 0.01);

@@ -6,8 +6,9 @@ mod common;
 mod headless;
 mod reference_raster;
 
+use bevy::camera::ScalingMode;
 use bevy::math::{DMat4, UVec2, Vec3};
-use bevy::prelude::PerspectiveProjection;
+use bevy::prelude::{OrthographicProjection, PerspectiveProjection, Projection};
 use bevy::transform::components::Transform;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
@@ -82,13 +83,26 @@ fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
 
 /// Like `compare_cloud`, from any camera pose.
 fn compare_from(cloud: GaussianSplats, size: UVec2, transform: Transform) -> Comparison {
-    let mut headless = Headless::new();
     let projection = PerspectiveProjection {
         fov: FOV_Y,
         aspect_ratio: size.x as f32 / size.y as f32,
         near: NEAR,
         ..Default::default()
     };
+    let pinhole = PinholeCamera::from_bevy(&transform, FOV_Y, size.x, size.y, NEAR);
+    compare_with(cloud, size, transform, projection.into(), pinhole)
+}
+
+/// Renders `cloud` with a Bevy camera of `projection` at `transform` and on the CPU
+/// with `pinhole`, the same camera.
+fn compare_with(
+    cloud: GaussianSplats,
+    size: UVec2,
+    transform: Transform,
+    projection: Projection,
+    pinhole: PinholeCamera,
+) -> Comparison {
+    let mut headless = Headless::new();
     let handle = headless.add_splats(cloud.clone());
     headless.spawn_cloud(handle, Transform::IDENTITY);
     let camera = headless.spawn_camera(transform, projection, size, None);
@@ -97,7 +111,6 @@ fn compare_from(cloud: GaussianSplats, size: UVec2, transform: Transform) -> Com
         .unwrap()
         .remove(0);
 
-    let pinhole = PinholeCamera::from_bevy(&transform, FOV_Y, size.x, size.y, NEAR);
     let cpu = rasterize(
         &[CpuCloud {
             geometry: cloud.geometry(),
@@ -380,4 +393,60 @@ fn half_precision_sh_decodes_every_degree() {
             c.worst
         );
     }
+}
+
+#[test]
+fn orthographic_cameras_match_the_reference() {
+    // An orthographic volume from 2 units behind the camera to 40 in front, 2 units
+    // tall: splats behind the camera's position but inside the volume are drawn, one
+    // behind the volume is not, and sizes do not shrink with depth.
+    let size = UVec2::new(64, 48);
+    let (view_height, near) = (2.0, -2.0);
+    let mut rng = Rng(0x0b5e_55ed);
+    let mut splats: Vec<Splat> = (0..60)
+        .map(|i| {
+            let mut next = || rng.next();
+            let z = 1.5 - 7.0 * next();
+            let mut s = Splat::new(
+                [2.6 * next() - 1.3, 2.0 * next() - 1.0, z],
+                0.02 + 0.1 * next(),
+                0.3 + 0.6 * next(),
+                [next(), next(), next()],
+            );
+            s.scale[1] *= 0.2 + next();
+            s.rotation = [next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5];
+            if i == 0 {
+                // Behind the near plane: culled.
+                s.position = [0.0, 0.0, 2.5];
+                s.scale = [0.5; 3];
+            }
+            s
+        })
+        .collect();
+    // A large splat at the camera's own depth.
+    splats.push(Splat::new([0.3, -0.2, 0.0], 0.3, 0.5, [0.9, 0.2, 0.6]));
+    let projection = OrthographicProjection {
+        near,
+        far: 40.0,
+        scaling_mode: ScalingMode::FixedVertical {
+            viewport_height: view_height,
+        },
+        ..OrthographicProjection::default_3d()
+    };
+    let transform = Transform::IDENTITY;
+    let pinhole =
+        PinholeCamera::orthographic_from_bevy(&transform, view_height, size.x, size.y, near);
+    let c = compare_with(cloud(&splats), size, transform, projection.into(), pinhole);
+    println!(
+        "max difference {}/255, {:.3}% off by more than 1",
+        c.worst,
+        c.share * 100.0
+    );
+    assert!(
+        c.lit > size.x as usize * size.y as usize / 4,
+        "only {} pixels lit",
+        c.lit
+    );
+    assert!(c.worst <= 2, "max difference {}/255", c.worst);
+    assert!(c.share <= 0.001);
 }

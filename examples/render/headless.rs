@@ -148,7 +148,7 @@ impl Headless {
     pub fn spawn_camera(
         &mut self,
         transform: Transform,
-        projection: PerspectiveProjection,
+        projection: impl Into<Projection>,
         size: UVec2,
         viewport: Option<Viewport>,
     ) -> HeadlessCamera {
@@ -165,7 +165,7 @@ impl Headless {
         &mut self,
         image: Handle<Image>,
         transform: Transform,
-        projection: PerspectiveProjection,
+        projection: impl Into<Projection>,
         size: UVec2,
         viewport: Option<Viewport>,
         order: isize,
@@ -186,7 +186,7 @@ impl Headless {
                     ..default()
                 },
                 RenderTarget::Image(image.clone().into()),
-                Projection::Perspective(projection),
+                projection.into(),
                 transform,
                 Tonemapping::None,
                 DebandDither::Disabled,

@@ -31,7 +31,8 @@ pub struct SplatViewUniform {
     /// The band's tile rows: first, and one past the last.
     pub band_first_row: u32,
     pub band_end_row: u32,
-    pub _pad: u32,
+    /// 1 for an orthographic projection, 0 for a perspective one.
+    pub orthographic: u32,
 }
 
 /// What one band of a view can hold and draws: the per-band part of the uniform.
@@ -43,31 +44,45 @@ pub struct BandUniform {
     pub end_row: u32,
 }
 
-/// A perspective camera, reduced to what the splat passes need.
+/// A camera, reduced to what the splat passes need.
 #[derive(Clone, Copy, Debug)]
 pub struct SplatCamera {
     /// Camera (OpenCV axes) from world.
     pub cam_from_world: Mat4,
     pub world_position: Vec3,
+    /// Pixels per unit of x/t and y/t (perspective) or of x and y (orthographic).
     pub focal: [f32; 2],
     pub principal: [f32; 2],
     /// (a, b, c, d): the depth buffer holds (a·t + b) / (c·t + d) at view distance t.
     pub depth_from_distance: [f32; 4],
+    /// The view distance where the depth buffer reaches 1 (negative for orthographic
+    /// projections whose volume starts behind the camera).
     pub near: f32,
+    pub orthographic: bool,
 }
 
 impl SplatCamera {
-    /// Reads a Bevy view. `None` for projections the splat math does not cover
-    /// (orthographic, or degenerate matrices).
+    /// Reads a Bevy view: a perspective projection (w = −z) or an orthographic one
+    /// (w = 1). `None` for degenerate matrices and projections that are neither.
     pub fn from_view(world_from_view: Mat4, clip_from_view: Mat4, viewport: UVec2) -> Option<Self> {
         let m = clip_from_view;
-        // Orthographic projections keep w = 1; EWA splatting here assumes perspective.
-        if m.w_axis.w == 1.0 && m.z_axis.w == 0.0 {
+        let orthographic =
+            m.x_axis.w == 0.0 && m.y_axis.w == 0.0 && m.z_axis.w == 0.0 && m.w_axis.w == 1.0;
+        let perspective =
+            m.x_axis.w == 0.0 && m.y_axis.w == 0.0 && m.z_axis.w == -1.0 && m.w_axis.w == 0.0;
+        if !orthographic && !perspective {
             return None;
         }
         let half = viewport.as_vec2() * 0.5;
         let focal = [m.x_axis.x * half.x, m.y_axis.y * half.y];
-        let principal = [half.x * (1.0 - m.z_axis.x), half.y * (1.0 + m.z_axis.y)];
+        // NDC x = m00·x + m20·z + m30·w over w; the offset sits in z for a perspective
+        // projection (w = −z) and in w for an orthographic one (w = 1). Pixel y runs
+        // down, NDC y up.
+        let principal = if orthographic {
+            [half.x * (1.0 + m.w_axis.x), half.y * (1.0 - m.w_axis.y)]
+        } else {
+            [half.x * (1.0 - m.z_axis.x), half.y * (1.0 + m.z_axis.y)]
+        };
         // clip.z = m22·z + m32, clip.w = m23·z + m33, with view z = −t.
         let depth = [-m.z_axis.z, m.w_axis.z, -m.z_axis.w, m.w_axis.w];
         // The near plane is where the depth buffer reaches 1.
@@ -80,12 +95,13 @@ impl SplatCamera {
             principal,
             depth_from_distance: depth,
             near,
+            orthographic,
         };
         let finite = camera.cam_from_world.is_finite()
             && focal.iter().chain(&principal).all(|v| v.is_finite())
             && focal.iter().all(|&f| f > 0.0)
             && near.is_finite()
-            && near > 0.0;
+            && (orthographic || near > 0.0);
         finite.then_some(camera)
     }
 
@@ -119,7 +135,7 @@ impl SplatCamera {
             splat_capacity: band.splat_capacity,
             band_first_row: band.first_row,
             band_end_row: band.end_row,
-            _pad: 0,
+            orthographic: u32::from(self.orthographic),
         }
     }
 }
@@ -151,8 +167,36 @@ mod tests {
     }
 
     #[test]
-    fn orthographic_views_are_refused() {
-        let clip = Mat4::orthographic_rh(-1.0, 1.0, -1.0, 1.0, 0.1, 10.0);
-        assert!(SplatCamera::from_view(Mat4::IDENTITY, clip, UVec2::new(4, 4)).is_none());
+    fn bevy_orthographic_maps_to_an_affine_camera() {
+        // Bevy's orthographic projections are reverse-Z: near and far swapped.
+        let (near, far) = (-5.0, 20.0);
+        let clip = Mat4::orthographic_rh(-2.0, 2.0, -1.0, 1.0, far, near);
+        let size = UVec2::new(400, 200);
+        let camera = SplatCamera::from_view(Mat4::IDENTITY, clip, size).unwrap();
+        assert!(camera.orthographic);
+        // 4 units across 400 px, 2 units down 200 px.
+        assert_eq!(camera.focal, [100.0, 100.0]);
+        assert_eq!(camera.principal, [200.0, 100.0]);
+        assert!((camera.near - near).abs() < 1e-5);
+        // A point 1 unit right, 0.5 up, 3 in front: pixel (300, 50), the projection's
+        // depth value.
+        let view_point = Vec4::new(1.0, 0.5, -3.0, 1.0);
+        let p = camera.cam_from_world * view_point;
+        assert_eq!(p.truncate(), Vec3::new(1.0, -0.5, 3.0));
+        let pixel = [
+            camera.focal[0] * p.x + camera.principal[0],
+            camera.focal[1] * p.y + camera.principal[1],
+        ];
+        assert_eq!(pixel, [300.0, 50.0]);
+        let [a, b, c, d] = camera.depth_from_distance;
+        let clip_p = clip * view_point;
+        assert!(((a * 3.0 + b) / (c * 3.0 + d) - clip_p.z / clip_p.w).abs() < 1e-6);
+    }
+
+    #[test]
+    fn other_projections_are_refused() {
+        let mut skewed = Mat4::perspective_infinite_reverse_rh(0.9, 1.0, 0.1);
+        skewed.x_axis.w = 0.5;
+        assert!(SplatCamera::from_view(Mat4::IDENTITY, skewed, UVec2::new(4, 4)).is_none());
     }
 }

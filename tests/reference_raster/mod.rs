@@ -26,7 +26,8 @@ const SH_C3: [f64; 7] = [
     -0.5900435899266435,
 ];
 
-/// A pinhole camera in OpenCV axes (x right, y down, z forward).
+/// A pinhole camera in OpenCV axes (x right, y down, z forward), or an orthographic
+/// one (pixel = f·x + c, no division by depth).
 #[derive(Clone, Copy, Debug)]
 pub struct PinholeCamera {
     pub cam_from_world: DMat4,
@@ -37,6 +38,7 @@ pub struct PinholeCamera {
     pub width: u32,
     pub height: u32,
     pub near: f64,
+    pub orthographic: bool,
 }
 
 impl PinholeCamera {
@@ -61,6 +63,26 @@ impl PinholeCamera {
             width,
             height,
             near: f64::from(near),
+            orthographic: false,
+        }
+    }
+
+    /// An orthographic camera at a Bevy transform showing `view_height` world units
+    /// from top to bottom (square pixels), with its volume starting at `near` (which
+    /// may be negative: behind the camera).
+    pub fn orthographic_from_bevy(
+        transform: &bevy::transform::components::Transform,
+        view_height: f32,
+        width: u32,
+        height: u32,
+        near: f32,
+    ) -> Self {
+        let f = f64::from(height) / f64::from(view_height);
+        Self {
+            fx: f,
+            fy: f,
+            orthographic: true,
+            ..Self::from_bevy(transform, 1.0, width, height, near)
         }
     }
 
@@ -169,6 +191,25 @@ fn project(
     let m = a * r * s;
     let cov = m * m.transpose();
 
+    if camera.orthographic {
+        // An affine projection: J is constant.
+        let j0 = DVec3::new(camera.fx, 0.0, 0.0);
+        let j1 = DVec3::new(0.0, camera.fy, 0.0);
+        let mean = DVec2::new(camera.fx * p.x + camera.cx, camera.fy * p.y + camera.cy);
+        return finish(
+            g,
+            sh,
+            degree,
+            camera,
+            world_from_cloud,
+            opacity,
+            cov,
+            j0,
+            j1,
+            mean,
+            p.z,
+        );
+    }
     // EWA Jacobian with the reference's clamp of x/z, y/z.
     let (w_px, h_px) = (f64::from(camera.width), f64::from(camera.height));
     let tan_x = 0.5 * w_px / camera.fx;
@@ -182,6 +223,41 @@ fn project(
     // J is 2×3; build it as the rows j0, j1.
     let j0 = DVec3::new(camera.fx / p.z, 0.0, -camera.fx * tx / (p.z * p.z));
     let j1 = DVec3::new(0.0, camera.fy / p.z, -camera.fy * ty / (p.z * p.z));
+    let mean = DVec2::new(
+        camera.fx * p.x / p.z + camera.cx,
+        camera.fy * p.y / p.z + camera.cy,
+    );
+    finish(
+        g,
+        sh,
+        degree,
+        camera,
+        world_from_cloud,
+        opacity,
+        cov,
+        j0,
+        j1,
+        mean,
+        p.z,
+    )
+}
+
+/// The 2-D covariance from the Jacobian rows, and the splat's colour.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    g: &SplatGeometry,
+    sh: &[f32],
+    degree: u8,
+    camera: &PinholeCamera,
+    world_from_cloud: DMat4,
+    opacity: f64,
+    cov: DMat3,
+    j0: DVec3,
+    j1: DVec3,
+    mean: DVec2,
+    depth: f64,
+) -> Option<Projected> {
+    let position = DVec3::from_array(g.position.map(f64::from));
     let c00 = j0.dot(cov * j0) + 0.3;
     let c01 = j0.dot(cov * j1);
     let c11 = j1.dot(cov * j1) + 0.3;
@@ -189,10 +265,6 @@ fn project(
     if det <= 0.0 || !det.is_finite() {
         return None;
     }
-    let mean = DVec2::new(
-        camera.fx * p.x / p.z + camera.cx,
-        camera.fy * p.y / p.z + camera.cy,
-    );
     let camera_in_cloud = world_from_cloud.inverse().transform_point3(camera.centre());
     let dir = (position - camera_in_cloud).normalize();
     Some(Projected {
@@ -200,7 +272,7 @@ fn project(
         conic: [c11 / det, -c01 / det, c00 / det],
         opacity,
         colour: sh_colour(sh, degree, dir),
-        depth: p.z,
+        depth,
     })
 }
 

@@ -9,7 +9,8 @@ struct SplatView {
     // Camera space here is OpenCV-like: x right, y down, z forward (t > 0 in front).
     cam_from_world: mat4x4<f32>,
     world_position: vec4<f32>,
-    // fx, fy, cx, cy in pixels of the viewport.
+    // fx, fy, cx, cy in pixels of the viewport (for an orthographic view, fx and fy
+    // are pixels per unit).
     focal: vec2<f32>,
     principal: vec2<f32>,
     // Jacobian clamp of x/t and y/t: (+x, -x, +y, -y) limits.
@@ -25,7 +26,8 @@ struct SplatView {
     // The band of tile rows this pass draws: first, and one past the last.
     band_first_row: u32,
     band_end_row: u32,
-    pad: u32,
+    // 1: orthographic (pixel = focal·x + principal), 0: perspective (focal·x/t + ...).
+    orthographic: u32,
 }
 
 // One splat after projection: everything the tile render needs, 48 bytes.

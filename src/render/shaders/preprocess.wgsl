@@ -185,16 +185,22 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     let t = cam_from_cloud * m;
     let cov = t * transpose(t);
 
-    // EWA: J is the Jacobian of the perspective projection at the centre, with x/z and
-    // y/z clamped (as both references do) so splats far off-axis don't explode.
-    let inv_z = 1.0 / p.z;
-    let tx = p.z * clamp(p.x * inv_z, -view.tan_limits.y, view.tan_limits.x);
-    let ty = p.z * clamp(p.y * inv_z, -view.tan_limits.w, view.tan_limits.z);
+    // EWA: J is the Jacobian of the projection at the centre. Perspective: x/z and y/z
+    // clamped (as both references do) so splats far off-axis don't explode.
+    // Orthographic: the projection is affine, J is constant.
     let fx = view.focal.x;
     let fy = view.focal.y;
+    let orthographic = view.orthographic == 1u;
+    let inv_z = select(1.0 / p.z, 1.0, orthographic);
+    let tx = p.z * clamp(p.x * inv_z, -view.tan_limits.y, view.tan_limits.x);
+    let ty = p.z * clamp(p.y * inv_z, -view.tan_limits.w, view.tan_limits.z);
     // J as a 3×2 (columns are the rows of the 2×3 Jacobian).
-    let j_row0 = vec3<f32>(fx * inv_z, 0.0, -fx * tx * inv_z * inv_z);
-    let j_row1 = vec3<f32>(0.0, fy * inv_z, -fy * ty * inv_z * inv_z);
+    var j_row0 = vec3<f32>(fx * inv_z, 0.0, -fx * tx * inv_z * inv_z);
+    var j_row1 = vec3<f32>(0.0, fy * inv_z, -fy * ty * inv_z * inv_z);
+    if orthographic {
+        j_row0 = vec3<f32>(fx, 0.0, 0.0);
+        j_row1 = vec3<f32>(0.0, fy, 0.0);
+    }
     let cov_j0 = cov * j_row0;
     let cov_j1 = cov * j_row1;
     let cov_a = dot(j_row0, cov_j0) + 0.3;
@@ -249,7 +255,10 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     let slot = atomicAdd(&visible_count, 1u);
     if slot < view.splat_capacity {
         projected[slot] = splat;
-        depth_keys[slot] = vec2<u32>(bitcast<u32>(splat.depth), tiles);
+        // Sort keys must be positive floats: orthographic views count from their near
+        // plane, which may lie behind the camera (p.z ≥ near was tested above).
+        let key_depth = select(splat.depth, splat.depth - view.near, orthographic);
+        depth_keys[slot] = vec2<u32>(bitcast<u32>(key_depth), tiles);
         depth_slots[slot] = slot;
     }
 }
