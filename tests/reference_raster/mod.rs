@@ -191,73 +191,36 @@ fn project(
     let m = a * r * s;
     let cov = m * m.transpose();
 
-    if camera.orthographic {
-        // An affine projection: J is constant.
-        let j0 = DVec3::new(camera.fx, 0.0, 0.0);
-        let j1 = DVec3::new(0.0, camera.fy, 0.0);
-        let mean = DVec2::new(camera.fx * p.x + camera.cx, camera.fy * p.y + camera.cy);
-        return finish(
-            g,
-            sh,
-            degree,
-            camera,
-            world_from_cloud,
-            opacity,
-            cov,
-            j0,
-            j1,
-            mean,
-            p.z,
-        );
-    }
-    // EWA Jacobian with the reference's clamp of x/z, y/z.
-    let (w_px, h_px) = (f64::from(camera.width), f64::from(camera.height));
-    let tan_x = 0.5 * w_px / camera.fx;
-    let tan_y = 0.5 * h_px / camera.fy;
-    let lim_x_pos = (w_px - camera.cx) / camera.fx + 0.3 * tan_x;
-    let lim_x_neg = camera.cx / camera.fx + 0.3 * tan_x;
-    let lim_y_pos = (h_px - camera.cy) / camera.fy + 0.3 * tan_y;
-    let lim_y_neg = camera.cy / camera.fy + 0.3 * tan_y;
-    let tx = p.z * (p.x / p.z).clamp(-lim_x_neg, lim_x_pos);
-    let ty = p.z * (p.y / p.z).clamp(-lim_y_neg, lim_y_pos);
     // J is 2×3; build it as the rows j0, j1.
-    let j0 = DVec3::new(camera.fx / p.z, 0.0, -camera.fx * tx / (p.z * p.z));
-    let j1 = DVec3::new(0.0, camera.fy / p.z, -camera.fy * ty / (p.z * p.z));
-    let mean = DVec2::new(
-        camera.fx * p.x / p.z + camera.cx,
-        camera.fy * p.y / p.z + camera.cy,
-    );
-    finish(
-        g,
-        sh,
-        degree,
-        camera,
-        world_from_cloud,
-        opacity,
-        cov,
-        j0,
-        j1,
-        mean,
-        p.z,
-    )
-}
-
-/// The 2-D covariance from the Jacobian rows, and the splat's colour.
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    g: &SplatGeometry,
-    sh: &[f32],
-    degree: u8,
-    camera: &PinholeCamera,
-    world_from_cloud: DMat4,
-    opacity: f64,
-    cov: DMat3,
-    j0: DVec3,
-    j1: DVec3,
-    mean: DVec2,
-    depth: f64,
-) -> Option<Projected> {
-    let position = DVec3::from_array(g.position.map(f64::from));
+    let (j0, j1, mean) = if camera.orthographic {
+        // An affine projection: J is constant.
+        let mean = DVec2::new(camera.fx * p.x + camera.cx, camera.fy * p.y + camera.cy);
+        (
+            DVec3::new(camera.fx, 0.0, 0.0),
+            DVec3::new(0.0, camera.fy, 0.0),
+            mean,
+        )
+    } else {
+        // EWA Jacobian with the reference's clamp of x/z, y/z.
+        let (w_px, h_px) = (f64::from(camera.width), f64::from(camera.height));
+        let tan_x = 0.5 * w_px / camera.fx;
+        let tan_y = 0.5 * h_px / camera.fy;
+        let lim_x_pos = (w_px - camera.cx) / camera.fx + 0.3 * tan_x;
+        let lim_x_neg = camera.cx / camera.fx + 0.3 * tan_x;
+        let lim_y_pos = (h_px - camera.cy) / camera.fy + 0.3 * tan_y;
+        let lim_y_neg = camera.cy / camera.fy + 0.3 * tan_y;
+        let tx = p.z * (p.x / p.z).clamp(-lim_x_neg, lim_x_pos);
+        let ty = p.z * (p.y / p.z).clamp(-lim_y_neg, lim_y_pos);
+        let mean = DVec2::new(
+            camera.fx * p.x / p.z + camera.cx,
+            camera.fy * p.y / p.z + camera.cy,
+        );
+        (
+            DVec3::new(camera.fx / p.z, 0.0, -camera.fx * tx / (p.z * p.z)),
+            DVec3::new(0.0, camera.fy / p.z, -camera.fy * ty / (p.z * p.z)),
+            mean,
+        )
+    };
     let c00 = j0.dot(cov * j0) + 0.3;
     let c01 = j0.dot(cov * j1);
     let c11 = j1.dot(cov * j1) + 0.3;
@@ -272,7 +235,7 @@ fn finish(
         conic: [c11 / det, -c01 / det, c00 / det],
         opacity,
         colour: sh_colour(sh, degree, dir),
-        depth,
+        depth: p.z,
     })
 }
 

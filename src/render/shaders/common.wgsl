@@ -2,6 +2,9 @@
 // exact ellipse/tile test that preprocess and duplicate must agree on.
 
 const TILE_SIZE: u32 = 16u;
+// Indirect grids over a GPU-only count are rows of at most 65,535 workgroups of 256
+// threads (see indirect.wgsl).
+const GRID_WIDTH: u32 = 65535u * 256u;
 // No pixel is drawn where a splat's alpha is below this (the reference's cut-off).
 const ALPHA_MIN: f32 = 1.0 / 255.0;
 
@@ -84,4 +87,9 @@ fn first_row(s: ProjectedSplat) -> u32 {
 
 fn last_row(s: ProjectedSplat) -> u32 {
     return s.tile_rows >> 16u;
+}
+
+// The linear index of a thread of an indirect grid written by `indirect.wgsl`.
+fn linear_thread(gid: vec3<u32>) -> u32 {
+    return gid.x + gid.y * GRID_WIDTH;
 }

@@ -9,11 +9,9 @@
 @group(0) @binding(1) var<storage, read> by_depth: array<vec2<u32>>;
 @group(0) @binding(2) var<storage, read_write> tile_offsets: array<u32>;
 
-const GRID_WIDTH: u32 = 65535u * 256u;
-
 @compute @workgroup_size(256)
 fn gather_tile_counts(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let index = gid.x + gid.y * GRID_WIDTH;
+    let index = linear_thread(gid);
     if index >= counters[3] {
         return;
     }

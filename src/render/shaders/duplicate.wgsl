@@ -13,11 +13,9 @@
 // Slots of the visible splats, nearest first.
 @group(0) @binding(6) var<storage, read> by_depth: array<u32>;
 
-const GRID_WIDTH: u32 = 65535u * 256u;
-
 @compute @workgroup_size(256)
 fn duplicate(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let index = gid.x + gid.y * GRID_WIDTH;
+    let index = linear_thread(gid);
     if index >= counters[3] {
         return;
     }

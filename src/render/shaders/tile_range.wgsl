@@ -5,11 +5,9 @@
 @group(0) @binding(1) var<storage, read> counters: array<u32>;
 @group(0) @binding(2) var<storage, read_write> ranges: array<vec2<u32>>;
 
-const GRID_WIDTH: u32 = 65535u * 256u;
-
 @compute @workgroup_size(256)
 fn tile_range(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let index = gid.x + gid.y * GRID_WIDTH;
+    let index = linear_thread(gid);
     let count = counters[2];
     if index >= count {
         return;
