@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use bevy::math::UVec2;
+use wgpu::util::DeviceExt;
 use wgpu::{Buffer, BufferUsages, Device};
 
 use super::SplatPipelines;
@@ -65,6 +66,10 @@ pub struct BandBuffers {
     pub depth_sort: SortBuffers,
     /// (splat, tile) pairs by tile.
     pub sort: SortBuffers,
+    /// The band's tiles by their pair counts, for the tile render's launch order.
+    pub tile_order: SortBuffers,
+    /// The number of tiles in the band, a constant the tile order's sort reads.
+    _band_tiles: Buffer,
     _bytes: GpuBytes,
 }
 
@@ -149,6 +154,19 @@ impl BandBuffers {
             &counters,
             PAIRS_KEPT_OFFSET,
         );
+        let tiles_in_band = capacity.tiles.x * capacity.rows.len() as u32;
+        let band_tiles = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("splat band tiles"),
+            contents: bytemuck::bytes_of(&[tiles_in_band, 0, 0, 0]),
+            usage: BufferUsages::STORAGE,
+        });
+        let tile_order = SortBuffers::new(
+            device,
+            &pipelines.sort,
+            tiles_in_band.max(1),
+            &band_tiles,
+            0,
+        );
 
         let bytes = [
             &view_uniform,
@@ -165,6 +183,8 @@ impl BandBuffers {
         .sum::<u64>()
             + depth_sort.gpu_bytes()
             + sort.gpu_bytes()
+            + tile_order.gpu_bytes()
+            + band_tiles.size()
             + scan.gpu_bytes();
 
         Self {
@@ -180,6 +200,8 @@ impl BandBuffers {
             scan,
             depth_sort,
             sort,
+            tile_order,
+            _band_tiles: band_tiles,
             _bytes: memory.track(bytes),
         }
     }

@@ -9,6 +9,7 @@ use super::depth_sort::DEPTH_KEY_BITS;
 use super::gpu_cloud::{GpuChunk, GpuSplats};
 use super::preprocess::CHUNK_PARAMS_STRIDE;
 use super::radix_sort::RadixSort;
+use super::tile_order::TILE_ORDER_KEY_BITS;
 
 pub struct SplatFrame {
     /// Top to bottom, one per band of the view.
@@ -32,6 +33,7 @@ pub struct BandFrame {
     pub key_bits: u32,
     /// Indexed by which of the sort's ping-pong buffers holds the result.
     pub tile_range: [BindGroup; 2],
+    pub tile_order: BindGroup,
     pub tile_render: [BindGroup; 2],
     /// The tile render's grid: every tile column, the band's tile rows.
     pub tiles: UVec2,
@@ -106,6 +108,7 @@ pub fn band_frame(
             scene_depth,
             multisampled_depth,
             splat_layer,
+            &band.tile_order.values[RadixSort::output_index(TILE_ORDER_KEY_BITS)],
         )
     });
     let capacity = &band.capacity;
@@ -132,6 +135,13 @@ pub fn band_frame(
         ),
         key_bits: key_bits(capacity.tiles),
         tile_range,
+        tile_order: pipelines.tile_order.bind_group(
+            device,
+            &band.view_uniform,
+            &band.ranges,
+            &band.tile_order.keys[0],
+            &band.tile_order.values[0],
+        ),
         tile_render,
         tiles: UVec2::new(capacity.tiles.x, capacity.rows.len() as u32),
     }

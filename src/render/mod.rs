@@ -23,6 +23,7 @@ pub mod radix_sort;
 mod readback;
 pub mod scan;
 mod stats;
+mod tile_order;
 mod tile_range;
 mod tile_render;
 mod view_buffers;
@@ -69,6 +70,7 @@ pub struct SplatPipelines {
     duplicate: duplicate::DuplicatePass,
     sort: radix_sort::RadixSort,
     tile_range: tile_range::TileRangePass,
+    tile_order: tile_order::TileOrderPass,
     tile_render: tile_render::TileRenderPass,
     composite: composite::CompositePass,
 }
@@ -83,6 +85,7 @@ impl SplatPipelines {
             duplicate: duplicate::DuplicatePass::new(device),
             sort: radix_sort::RadixSort::new(device),
             tile_range: tile_range::TileRangePass::new(device),
+            tile_order: tile_order::TileOrderPass::new(device),
             tile_render: tile_render::TileRenderPass::new(device),
             composite: composite::CompositePass::new(device),
         }

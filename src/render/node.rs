@@ -13,6 +13,7 @@ use wgpu::{CommandEncoder, ComputePass};
 use super::SplatPipelines;
 use super::depth_sort::DEPTH_KEY_BITS;
 use super::prepare::SplatViews;
+use super::tile_order::TILE_ORDER_KEY_BITS;
 
 /// The name of the whole splat span in Bevy's render diagnostics.
 pub const DIAGNOSTIC_SPAN: &str = "gaussian_splats";
@@ -114,6 +115,12 @@ pub fn splat_pass(
             pipelines
                 .tile_range
                 .encode(pass, &band.tile_range[sorted], &buffers.counters);
+            pipelines
+                .tile_order
+                .encode_keys(pass, &band.tile_order, band.tiles.x * band.tiles.y);
+            pipelines
+                .sort
+                .encode(pass, &buffers.tile_order, TILE_ORDER_KEY_BITS);
         }
     });
     stage(encoder, &diagnostics, STAGES[6], |pass| {

@@ -44,6 +44,7 @@ impl Variant {
                 storage(1, true),
                 storage(2, true),
                 storage(3, true),
+                storage(6, true),
                 wgpu::BindGroupLayoutEntry {
                     binding: 4,
                     visibility: ShaderStages::COMPUTE,
@@ -100,6 +101,7 @@ impl TileRenderPass {
         scene_depth: &TextureView,
         multisampled_depth: bool,
         splat_layer: &TextureView,
+        tile_order: &Buffer,
     ) -> BindGroup {
         bind_group(
             device,
@@ -112,6 +114,7 @@ impl TileRenderPass {
                 sorted_values.as_entire_binding(),
                 wgpu::BindingResource::TextureView(scene_depth),
                 wgpu::BindingResource::TextureView(splat_layer),
+                tile_order.as_entire_binding(),
             ],
         )
     }

@@ -10,6 +10,9 @@
 // `texture_depth_2d` or, under MSAA, `texture_depth_multisampled_2d` (set by the host).
 @group(0) @binding(4) var scene_depth: SCENE_DEPTH_TEXTURE;
 @group(0) @binding(5) var splat_layer: texture_storage_2d<rgba32float, write>;
+// The band's tiles (index within the band), most pairs first: workgroup i draws
+// tile_order[i], so the longest tiles start first.
+@group(0) @binding(6) var<storage, read> tile_order: array<u32>;
 
 const BATCH: u32 = 256u;
 // The reference caps α below 1 so transmittance never hits zero in one step.
@@ -35,8 +38,9 @@ fn tile_render(
     @builtin(local_invocation_id) local: vec3<u32>,
     @builtin(local_invocation_index) thread: u32,
 ) {
-    // The grid covers this band's rows only.
-    let tile_xy = vec2<u32>(group.x, group.y + view.band_first_row);
+    // The grid covers this band's rows only, in the order of `tile_order`.
+    let in_band = tile_order[group.x + group.y * view.tile_count.x];
+    let tile_xy = vec2<u32>(in_band % view.tile_count.x, in_band / view.tile_count.x + view.band_first_row);
     let tile = tile_xy.x + tile_xy.y * view.tile_count.x;
     let pixel = tile_xy * TILE_SIZE + local.xy;
     let inside = pixel.x < view.viewport_size.x && pixel.y < view.viewport_size.y;
