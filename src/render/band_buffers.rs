@@ -8,12 +8,15 @@ use wgpu::util::DeviceExt;
 use wgpu::{Buffer, BufferUsages, Device};
 
 use super::SplatPipelines;
+use super::frame::Dispatch;
 use super::indirect::{COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_KEPT_OFFSET};
 use super::memory::{GpuBytes, SplatMemory};
-use super::preprocess::{CHUNK_PARAMS_STRIDE, CloudInstance, PROJECTED_SPLAT_BYTES};
+use super::preprocess::{
+    CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
+};
 use super::radix_sort::SortBuffers;
 use super::scan::ScanBuffers;
-use super::view_uniform::SplatViewUniform;
+use super::view_uniform::{BandUniform, SplatCamera, SplatViewUniform};
 
 /// 16×16 tiles covering a viewport.
 pub fn tiles_for(viewport: UVec2) -> UVec2 {
@@ -203,6 +206,53 @@ impl BandBuffers {
             tile_order,
             _band_tiles: band_tiles,
             _bytes: memory.track(bytes),
+        }
+    }
+}
+
+impl BandBuffers {
+    /// Writes this frame's uniforms: the camera for this band's rows and capacities,
+    /// the clouds' instances and one `ChunkParams` per preprocess dispatch.
+    pub fn write_uniforms(
+        &self,
+        queue: &wgpu::Queue,
+        camera: &SplatCamera,
+        origin: UVec2,
+        size: UVec2,
+        instances: &[CloudInstance],
+        dispatches: &[Dispatch<'_>],
+    ) {
+        let capacity = &self.capacity;
+        let band = BandUniform {
+            pair_capacity: capacity.pairs,
+            splat_capacity: capacity.splats,
+            first_row: capacity.rows.start,
+            end_row: capacity.rows.end,
+        };
+        queue.write_buffer(
+            &self.view_uniform,
+            0,
+            bytemuck::bytes_of(&camera.uniform(origin, size, band)),
+        );
+        queue.write_buffer(
+            &self.capacities,
+            0,
+            bytemuck::bytes_of(&[capacity.pairs, capacity.splats, 0, 0]),
+        );
+        queue.write_buffer(&self.instances, 0, bytemuck::cast_slice(instances));
+        for (slot, dispatch) in dispatches.iter().enumerate() {
+            let params = ChunkParams {
+                splat_count: dispatch.chunk.count,
+                sh_degree: dispatch.splats.sh_degree,
+                sh_stride: dispatch.splats.sh_stride,
+                grid_width: PreprocessPass::grid_width(dispatch.threads()),
+                first_instance: dispatch.first_instance,
+                instance_count: dispatch.instance_count,
+                sh_words: dispatch.splats.sh_words,
+                sh_half: u32::from(dispatch.splats.sh_half),
+            };
+            let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
+            queue.write_buffer(&self.chunk_params, offset, bytemuck::bytes_of(&params));
         }
     }
 }

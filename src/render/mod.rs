@@ -27,6 +27,7 @@ mod tile_order;
 mod tile_range;
 mod tile_render;
 mod view_buffers;
+mod view_sizing;
 mod view_uniform;
 
 use bevy::app::{App, Plugin};

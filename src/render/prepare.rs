@@ -7,7 +7,6 @@ use bevy::asset::AssetId;
 use bevy::camera::Camera3d;
 use bevy::camera::CompositingSpace;
 use bevy::ecs::prelude::*;
-use bevy::log::{debug, warn};
 use bevy::math::{Mat4, UVec2};
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
@@ -17,21 +16,18 @@ use bevy::render::view::{
 };
 use wgpu::TextureUsages;
 
-use super::band_buffers::{BandBuffers, BandCapacity, tiles_for};
-use super::bands::{Band, BandLimits, BandNeed, first_bands, next_bands};
-use super::composite::CompositeUniform;
+use super::band_buffers::tiles_for;
+use super::bands::BandLimits;
 use super::extract::ExtractedCloud;
 use super::frame::{Dispatch, SplatFrame, band_frame};
 use super::gpu_cloud::GpuSplats;
 use super::memory::SplatMemory;
-use super::preprocess::{
-    CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
-};
+use super::preprocess::{CloudInstance, PROJECTED_SPLAT_BYTES};
 use super::radix_sort::SORT_KEY_BYTES;
-use super::readback::{CounterReadback, GpuCounts};
 use super::stats::SplatStats;
-use super::view_buffers::{SplatLayer, ViewBuffers};
-use super::view_uniform::{BandUniform, SplatCamera};
+use super::view_buffers::ViewBuffers;
+use super::view_sizing::{ViewNeed, plan_bands, reuse_or_build};
+use super::view_uniform::SplatCamera;
 use super::{SplatComposite, SplatPipelines};
 use crate::asset::GaussianSplats;
 use crate::cloud::GaussianCloud;
@@ -114,156 +110,6 @@ fn plan_dispatches<'a>(
     (instances, dispatches)
 }
 
-/// What a view draws this frame, the input to sizing its bands.
-struct ViewNeed {
-    /// Splats of every cloud the view draws: the most that can be visible.
-    splats: u32,
-    chunks: u32,
-    instances: u32,
-    tiles: UVec2,
-}
-
-/// The capacities of every band for this frame. Uses the GPU's latest report on the
-/// previous buffers, if one came back (see `bands::next_bands`).
-fn plan_bands(
-    previous: Option<&ViewBuffers>,
-    counts: Option<&[GpuCounts]>,
-    need: &ViewNeed,
-    limits: &BandLimits,
-) -> Vec<BandCapacity> {
-    let previous = previous.filter(|old| {
-        old.bands
-            .first()
-            .is_some_and(|b| b.capacity.tiles == need.tiles)
-    });
-    let bands: Vec<Band> = match previous {
-        None => first_bands(need.splats, need.tiles.y, limits),
-        Some(old) => {
-            let now: Vec<Band> = old
-                .bands
-                .iter()
-                .map(|b| Band {
-                    rows: b.capacity.rows.clone(),
-                    splats: b.capacity.splats,
-                    pairs: b.capacity.pairs,
-                })
-                .collect();
-            match counts.filter(|c| c.len() == now.len()) {
-                Some(counts) => {
-                    let needs: Vec<BandNeed> = counts
-                        .iter()
-                        .map(|c| BandNeed {
-                            splats: c.visible_splats,
-                            pairs: c.pairs_needed,
-                        })
-                        .collect();
-                    warn_about_overflow(&now, &needs, limits);
-                    let next = next_bands(&now, &needs, need.splats, limits);
-                    if next.len() != now.len() {
-                        debug!(
-                            "splat view redrawn in {} bands (was {})",
-                            next.len(),
-                            now.len()
-                        );
-                    }
-                    next
-                }
-                None => {
-                    let mut now = now;
-                    // A view in one band holds every splat of its clouds, new ones too.
-                    if let [only] = now.as_mut_slice() {
-                        only.splats = only.splats.max(need.splats.min(limits.max_splats));
-                    }
-                    now
-                }
-            }
-        }
-    };
-    bands
-        .into_iter()
-        .map(|band| BandCapacity {
-            splats: band.splats,
-            pairs: band.pairs,
-            chunks: need.chunks,
-            instances: need.instances,
-            tiles: need.tiles,
-            rows: band.rows,
-        })
-        .collect()
-}
-
-/// Frames are incomplete while bands grow; only a band of one tile row that still
-/// needs more than a binding holds cannot be helped.
-fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits) {
-    for (band, need) in bands.iter().zip(needs) {
-        let over = need.splats > limits.max_splats || need.pairs > limits.max_pairs;
-        if over && band.rows.len() <= 1 {
-            warn!(
-                "tile row {} of a camera needs {} splats and {} tile pairs, but one storage \
-                 binding holds {} and {}: splats are missing from its image",
-                band.rows.start, need.splats, need.pairs, limits.max_splats, limits.max_pairs
-            );
-        } else if need.splats > band.splats || need.pairs > band.pairs {
-            debug!(
-                "splat band {:?} needed {} splats / {} tile pairs but held {} / {}: that frame \
-                 was incomplete",
-                band.rows, need.splats, need.pairs, band.splats, band.pairs
-            );
-        }
-    }
-}
-
-/// Keeps the previous buffers where they still serve; builds what changed.
-fn reuse_or_build(
-    previous: Option<ViewBuffers>,
-    capacities: Vec<BandCapacity>,
-    viewport: UVec2,
-    device: &wgpu::Device,
-    pipelines: &SplatPipelines,
-    memory: &SplatMemory,
-) -> ViewBuffers {
-    let (layer, mut old_bands, readback) = match previous {
-        Some(old) if old.layer.viewport == viewport => (old.layer, old.bands, Some(old.readback)),
-        _ => (SplatLayer::new(device, memory, viewport), Vec::new(), None),
-    };
-    let readback = readback
-        .filter(|r| r.bands() == capacities.len())
-        .unwrap_or_else(|| CounterReadback::new(device, memory, capacities.len()));
-    let bands = capacities
-        .into_iter()
-        .map(|need| {
-            let same_rows = old_bands.iter().position(|b| b.capacity.rows == need.rows);
-            match same_rows.map(|i| old_bands.swap_remove(i)) {
-                Some(band)
-                    if band.capacity.holds(&need)
-                        && band.capacity.pairs == need.pairs
-                        && band.capacity.splats == need.splats =>
-                {
-                    band
-                }
-                old => {
-                    // Keep headroom for clouds and chunks, so one appearing doesn't
-                    // rebuild every frame.
-                    let (chunks, instances) =
-                        old.map_or((0, 0), |b| (b.capacity.chunks, b.capacity.instances));
-                    let capacity = BandCapacity {
-                        chunks: need.chunks.max(chunks),
-                        instances: need.instances.max(instances),
-                        ..need
-                    };
-                    debug!("splat band buffers for {capacity:?}");
-                    BandBuffers::new(device, pipelines, memory, capacity)
-                }
-            }
-        })
-        .collect();
-    ViewBuffers {
-        layer,
-        bands,
-        readback,
-    }
-}
-
 pub fn prepare_splat_views(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
@@ -341,38 +187,7 @@ pub fn prepare_splat_views(
         let multisampled_depth = msaa.samples() > 1;
         let mut bands = Vec::with_capacity(buffers.bands.len());
         for band in &buffers.bands {
-            let capacity = &band.capacity;
-            let band_uniform = BandUniform {
-                pair_capacity: capacity.pairs,
-                splat_capacity: capacity.splats,
-                first_row: capacity.rows.start,
-                end_row: capacity.rows.end,
-            };
-            queue.write_buffer(
-                &band.view_uniform,
-                0,
-                bytemuck::bytes_of(&camera.uniform(origin, size, band_uniform)),
-            );
-            queue.write_buffer(
-                &band.capacities,
-                0,
-                bytemuck::bytes_of(&[capacity.pairs, capacity.splats, 0, 0]),
-            );
-            queue.write_buffer(&band.instances, 0, bytemuck::cast_slice(&instances));
-            for (slot, dispatch) in dispatches.iter().enumerate() {
-                let params = ChunkParams {
-                    splat_count: dispatch.chunk.count,
-                    sh_degree: dispatch.splats.sh_degree,
-                    sh_stride: dispatch.splats.sh_stride,
-                    grid_width: PreprocessPass::grid_width(dispatch.threads()),
-                    first_instance: dispatch.first_instance,
-                    instance_count: dispatch.instance_count,
-                    sh_words: dispatch.splats.sh_words,
-                    sh_half: u32::from(dispatch.splats.sh_half),
-                };
-                let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
-                queue.write_buffer(&band.chunk_params, offset, bytemuck::bytes_of(&params));
-            }
+            band.write_uniforms(&queue, &camera, origin, size, &instances, &dispatches);
             bands.push(band_frame(
                 device,
                 &pipelines,
@@ -389,15 +204,7 @@ pub fn prepare_splat_views(
             // A main texture that stores sRGB-encoded values takes them as they are.
             SplatComposite::Linearize => target.compositing_space != Some(CompositingSpace::Srgb),
         };
-        queue.write_buffer(
-            &buffers.layer.composite_params,
-            0,
-            bytemuck::bytes_of(&CompositeUniform {
-                viewport_origin: origin.to_array(),
-                linearize: u32::from(linearize),
-                _pad: 0,
-            }),
-        );
+        buffers.layer.write_params(&queue, origin, linearize);
         let frame = SplatFrame {
             bands,
             multisampled_depth,

@@ -5,6 +5,7 @@ use bevy::math::UVec2;
 use wgpu::{Buffer, BufferUsages, Device, TextureView};
 
 use super::band_buffers::{BandBuffers, buffer};
+use super::composite::CompositeUniform;
 use super::memory::{GpuBytes, SplatMemory};
 use super::readback::CounterReadback;
 use super::tile_render::SPLAT_LAYER_FORMAT;
@@ -52,6 +53,19 @@ impl SplatLayer {
             composite_params,
             _bytes: memory.track(bytes),
         }
+    }
+}
+
+impl SplatLayer {
+    /// Where the viewport sits in the target, and whether to take the layer's sRGB
+    /// values to linear light.
+    pub fn write_params(&self, queue: &wgpu::Queue, origin: UVec2, linearize: bool) {
+        let params = CompositeUniform {
+            viewport_origin: origin.to_array(),
+            linearize: u32::from(linearize),
+            _pad: 0,
+        };
+        queue.write_buffer(&self.composite_params, 0, bytemuck::bytes_of(&params));
     }
 }
 

@@ -1,0 +1,162 @@
+//! How a view's buffers follow what it draws: each band's capacities from the GPU's
+//! latest report, and which of the previous buffers still serve.
+
+use bevy::log::{debug, warn};
+use bevy::math::UVec2;
+
+use super::SplatPipelines;
+use super::band_buffers::{BandBuffers, BandCapacity};
+use super::bands::{Band, BandLimits, BandNeed, first_bands, next_bands};
+use super::memory::SplatMemory;
+use super::readback::{CounterReadback, GpuCounts};
+use super::view_buffers::{SplatLayer, ViewBuffers};
+
+/// What a view draws this frame, the input to sizing its bands.
+pub struct ViewNeed {
+    /// Splats of every cloud the view draws: the most that can be visible.
+    pub splats: u32,
+    pub chunks: u32,
+    pub instances: u32,
+    pub tiles: UVec2,
+}
+
+/// The capacities of every band for this frame. Uses the GPU's latest report on the
+/// previous buffers, if one came back (see `bands::next_bands`).
+pub fn plan_bands(
+    previous: Option<&ViewBuffers>,
+    counts: Option<&[GpuCounts]>,
+    need: &ViewNeed,
+    limits: &BandLimits,
+) -> Vec<BandCapacity> {
+    let previous = previous.filter(|old| {
+        old.bands
+            .first()
+            .is_some_and(|b| b.capacity.tiles == need.tiles)
+    });
+    let bands: Vec<Band> = match previous {
+        None => first_bands(need.splats, need.tiles.y, limits),
+        Some(old) => {
+            let now: Vec<Band> = old
+                .bands
+                .iter()
+                .map(|b| Band {
+                    rows: b.capacity.rows.clone(),
+                    splats: b.capacity.splats,
+                    pairs: b.capacity.pairs,
+                })
+                .collect();
+            match counts.filter(|c| c.len() == now.len()) {
+                Some(counts) => {
+                    let needs: Vec<BandNeed> = counts
+                        .iter()
+                        .map(|c| BandNeed {
+                            splats: c.visible_splats,
+                            pairs: c.pairs_needed,
+                        })
+                        .collect();
+                    warn_about_overflow(&now, &needs, limits);
+                    let next = next_bands(&now, &needs, need.splats, limits);
+                    if next.len() != now.len() {
+                        debug!(
+                            "splat view redrawn in {} bands (was {})",
+                            next.len(),
+                            now.len()
+                        );
+                    }
+                    next
+                }
+                None => {
+                    let mut now = now;
+                    // A view in one band holds every splat of its clouds, new ones too.
+                    if let [only] = now.as_mut_slice() {
+                        only.splats = only.splats.max(need.splats.min(limits.max_splats));
+                    }
+                    now
+                }
+            }
+        }
+    };
+    bands
+        .into_iter()
+        .map(|band| BandCapacity {
+            splats: band.splats,
+            pairs: band.pairs,
+            chunks: need.chunks,
+            instances: need.instances,
+            tiles: need.tiles,
+            rows: band.rows,
+        })
+        .collect()
+}
+
+/// Frames are incomplete while bands grow; only a band of one tile row that still
+/// needs more than a binding holds cannot be helped.
+fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits) {
+    for (band, need) in bands.iter().zip(needs) {
+        let over = need.splats > limits.max_splats || need.pairs > limits.max_pairs;
+        if over && band.rows.len() <= 1 {
+            warn!(
+                "tile row {} of a camera needs {} splats and {} tile pairs, but one storage \
+                 binding holds {} and {}: splats are missing from its image",
+                band.rows.start, need.splats, need.pairs, limits.max_splats, limits.max_pairs
+            );
+        } else if need.splats > band.splats || need.pairs > band.pairs {
+            debug!(
+                "splat band {:?} needed {} splats / {} tile pairs but held {} / {}: that frame \
+                 was incomplete",
+                band.rows, need.splats, need.pairs, band.splats, band.pairs
+            );
+        }
+    }
+}
+
+/// Keeps the previous buffers where they still serve; builds what changed.
+pub fn reuse_or_build(
+    previous: Option<ViewBuffers>,
+    capacities: Vec<BandCapacity>,
+    viewport: UVec2,
+    device: &wgpu::Device,
+    pipelines: &SplatPipelines,
+    memory: &SplatMemory,
+) -> ViewBuffers {
+    let (layer, mut old_bands, readback) = match previous {
+        Some(old) if old.layer.viewport == viewport => (old.layer, old.bands, Some(old.readback)),
+        _ => (SplatLayer::new(device, memory, viewport), Vec::new(), None),
+    };
+    let readback = readback
+        .filter(|r| r.bands() == capacities.len())
+        .unwrap_or_else(|| CounterReadback::new(device, memory, capacities.len()));
+    let bands = capacities
+        .into_iter()
+        .map(|need| {
+            let same_rows = old_bands.iter().position(|b| b.capacity.rows == need.rows);
+            match same_rows.map(|i| old_bands.swap_remove(i)) {
+                Some(band)
+                    if band.capacity.holds(&need)
+                        && band.capacity.pairs == need.pairs
+                        && band.capacity.splats == need.splats =>
+                {
+                    band
+                }
+                old => {
+                    // Keep headroom for clouds and chunks, so one appearing doesn't
+                    // rebuild every frame.
+                    let (chunks, instances) =
+                        old.map_or((0, 0), |b| (b.capacity.chunks, b.capacity.instances));
+                    let capacity = BandCapacity {
+                        chunks: need.chunks.max(chunks),
+                        instances: need.instances.max(instances),
+                        ..need
+                    };
+                    debug!("splat band buffers for {capacity:?}");
+                    BandBuffers::new(device, pipelines, memory, capacity)
+                }
+            }
+        })
+        .collect();
+    ViewBuffers {
+        layer,
+        bands,
+        readback,
+    }
+}
