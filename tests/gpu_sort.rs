@@ -5,7 +5,7 @@ mod common;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use bevy_splat::render::radix_sort::{RadixSort, SORT_BLOCK, SortBuffers};
+use bevy_splat::render::radix_sort::{RadixSort, SORT_BLOCK, SortBuffers, SortKey};
 use bevy_splat::render::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
 
@@ -246,6 +246,54 @@ fn radix_sort_matches_cpu_stable_sort() {
         let n = 1_000_000;
         let t = check_sort(&gpu, &sort, n, n, key_bits, kind, &mut rng);
         eprintln!("  sort n = {n:>9}, {key_bits:>2} bits ({kind:?}): {t:.2?}");
+    }
+}
+
+/// The same sort built for 32-bit keys (the renderer's tile sort): stable, by the low
+/// `key_bits` bits, keys carried along.
+#[test]
+fn radix_sort_of_u32_keys_matches_cpu_stable_sort() {
+    let gpu = Gpu::new();
+    let sort = RadixSort::with_key(&gpu.device, SortKey::U32);
+    let mut rng = Rng(4);
+    for n in [0u32, 1, 257, SORT_BLOCK + 1, 65_537, 1_000_000] {
+        for key_bits in [1, 8, 13, 16, 32] {
+            let mask = if key_bits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << key_bits) - 1
+            };
+            // Few distinct keys when n is large: long runs of equal keys.
+            let keys: Vec<u32> = (0..n)
+                .map(|_| (rng.below(1 << 20) as u32).wrapping_mul(0x9E37_79B9))
+                .collect();
+            let counter = counters(&gpu, n);
+            let buffers = SortBuffers::new(
+                &gpu.device,
+                &sort,
+                n.max(1),
+                &counter,
+                (COUNT_WORD * 4) as u64,
+            );
+            if n > 0 {
+                let values: Vec<u32> = (0..n).collect();
+                gpu.queue
+                    .write_buffer(&buffers.keys[0], 0, bytemuck::cast_slice(&keys));
+                gpu.queue
+                    .write_buffer(&buffers.values[0], 0, bytemuck::cast_slice(&values));
+            }
+            let mut result = usize::MAX;
+            gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
+            assert_eq!(result, RadixSort::output_index(key_bits));
+            let mut order: Vec<u32> = (0..n).collect();
+            order.sort_by_key(|&i| keys[i as usize] & mask);
+            let want_keys: Vec<u32> = order.iter().map(|&i| keys[i as usize]).collect();
+            let what = format!("u32 sort of {n} ({key_bits} bits)");
+            let got_keys: Vec<u32> = gpu.read(&buffers.keys[result], n as usize);
+            let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
+            assert_same(&format!("{what}: keys"), &got_keys, &want_keys);
+            assert_same(&format!("{what}: values (stability)"), &got_values, &order);
+        }
     }
 }
 

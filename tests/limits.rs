@@ -108,8 +108,8 @@ fn clouds_larger_than_a_storage_binding_render_in_chunks() {
 #[test]
 fn views_larger_than_a_storage_binding_render_in_bands() {
     // 256 KiB bindings (the least Bevy's own passes work with) hold 5,461 projected
-    // splats and 32,768 tile pairs; the camera sees four times as many splats, spread
-    // over the whole image, so it is drawn in bands of tile rows.
+    // splats; the camera sees four times as many, spread over the whole image, so it
+    // is drawn in bands of tile rows.
     let limit = 256 * 1024;
     let (size, fov) = (UVec2::new(96, 160), 0.9);
     let scene = spread_over_the_view(24_000, size, fov);
@@ -128,10 +128,9 @@ fn views_larger_than_a_storage_binding_render_in_bands() {
         fov,
     );
     assert_eq!(banded.binding_limit, limit);
-    let (max_splats, max_pairs) = (limit / 48, limit / 8);
+    let max_splats = limit / 48;
     assert!(
-        u64::from(whole.stats.visible_splats) > max_splats
-            && u64::from(whole.stats.tile_pairs) > max_pairs,
+        u64::from(whole.stats.visible_splats) > max_splats,
         "the scene should outgrow one binding: {:?}",
         whole.stats
     );

@@ -152,7 +152,7 @@ impl BandBuffers {
         );
         let sort = SortBuffers::new(
             device,
-            &pipelines.sort,
+            &pipelines.tile_sort,
             capacity.pairs.max(1),
             &counters,
             PAIRS_KEPT_OFFSET,
@@ -165,7 +165,7 @@ impl BandBuffers {
         });
         let tile_order = SortBuffers::new(
             device,
-            &pipelines.sort,
+            &pipelines.tile_sort,
             tiles_in_band.max(1),
             &band_tiles,
             0,

@@ -69,7 +69,10 @@ pub struct SplatPipelines {
     depth_sort: depth_sort::DepthSortPass,
     scan: scan::PrefixScan,
     duplicate: duplicate::DuplicatePass,
+    /// Sorts 64-bit keys: the visible splats by depth.
     sort: radix_sort::RadixSort,
+    /// Sorts 32-bit keys: pairs by tile, tiles by work.
+    tile_sort: radix_sort::RadixSort,
     tile_range: tile_range::TileRangePass,
     tile_order: tile_order::TileOrderPass,
     tile_render: tile_render::TileRenderPass,
@@ -85,6 +88,7 @@ impl SplatPipelines {
             scan: scan::PrefixScan::new(device),
             duplicate: duplicate::DuplicatePass::new(device),
             sort: radix_sort::RadixSort::new(device),
+            tile_sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32),
             tile_range: tile_range::TileRangePass::new(device),
             tile_order: tile_order::TileOrderPass::new(device),
             tile_render: tile_render::TileRenderPass::new(device),

@@ -107,7 +107,11 @@ pub fn splat_pass(
     let mut sorted = Vec::with_capacity(frame.bands.len());
     stage(encoder, &diagnostics, STAGES[4], |pass| {
         for (band, buffers) in bands() {
-            sorted.push(pipelines.sort.encode(pass, &buffers.sort, band.key_bits));
+            sorted.push(
+                pipelines
+                    .tile_sort
+                    .encode(pass, &buffers.sort, band.key_bits),
+            );
         }
     });
     stage(encoder, &diagnostics, STAGES[5], |pass| {
@@ -119,7 +123,7 @@ pub fn splat_pass(
                 .tile_order
                 .encode_keys(pass, &band.tile_order, band.tiles.x * band.tiles.y);
             pipelines
-                .sort
+                .tile_sort
                 .encode(pass, &buffers.tile_order, TILE_ORDER_KEY_BITS);
         }
     });

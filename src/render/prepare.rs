@@ -23,7 +23,7 @@ use super::frame::{Dispatch, SplatFrame, band_frame};
 use super::gpu_cloud::GpuSplats;
 use super::memory::SplatMemory;
 use super::preprocess::{CloudInstance, PROJECTED_SPLAT_BYTES};
-use super::radix_sort::SORT_KEY_BYTES;
+use super::radix_sort::SortKey;
 use super::stats::SplatStats;
 use super::view_buffers::ViewBuffers;
 use super::view_sizing::{ViewNeed, plan_bands, reuse_or_build};
@@ -137,7 +137,8 @@ pub fn prepare_splat_views(
     let max_binding = device_limits
         .max_storage_buffer_binding_size
         .min(device_limits.max_buffer_size);
-    let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SORT_KEY_BYTES);
+    // A band's pairs live in the tile sort's key and value buffers, 4 bytes each.
+    let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SortKey::U32.bytes());
     let device = device.wgpu_device();
 
     // Views that draw no splats this frame are left in here and dropped at the end,

@@ -1,8 +1,8 @@
 //! Stable LSD radix sort of (key, value) pairs on the GPU, for a pair count that only
 //! the GPU knows.
 //!
-//! A key is 64 bits stored as `vec2<u32>` (x = low word, y = high word); a value is a
-//! `u32`. The sort takes [`RADIX_BITS`] bits per pass, as many passes as the caller's
+//! A key is 64 bits stored as `vec2<u32>` (x = low word, y = high word) or, for a
+//! sort built with [`SortKey::U32`], one `u32`; a value is a `u32`. The sort takes [`RADIX_BITS`] bits per pass, as many passes as the caller's
 //! `key_bits` needs, low word first. Each pass is three steps over blocks of
 //! [`SORT_BLOCK`] pairs:
 //!
@@ -16,7 +16,7 @@
 //! A one-thread `setup` kernel turns n into dispatch arguments first (2-D grids, so no
 //! dispatch exceeds the per-dimension workgroup limit).
 //!
-//! Limit: `keys[i]` is bound whole, so `capacity * 8` bytes must fit
+//! Limit: `keys[i]` is bound whole, so `capacity` keys (8 or 4 bytes each) must fit
 //! `max_storage_buffer_binding_size` (128 MiB on lavapipe: 16M pairs; 2 GiB on big
 //! GPUs); the caller chunks above it.
 
@@ -33,8 +33,38 @@ pub const SORT_WORKGROUP_SIZE: u32 = 256;
 pub const SORT_ITEMS_PER_THREAD: u32 = 8;
 /// Pairs handled by one workgroup.
 pub const SORT_BLOCK: u32 = SORT_WORKGROUP_SIZE * SORT_ITEMS_PER_THREAD;
-/// Bytes of one sort key (`vec2<u32>`).
-pub const SORT_KEY_BYTES: u64 = 8;
+/// The keys a sort takes: 64 bits as `vec2<u32>` (low word first), or one `u32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    U64,
+    U32,
+}
+
+impl SortKey {
+    /// Bytes of one key.
+    pub const fn bytes(self) -> u64 {
+        match self {
+            SortKey::U64 => 8,
+            SortKey::U32 => 4,
+        }
+    }
+
+    /// The WGSL the kernels are compiled with for this key type.
+    fn wgsl(self) -> &'static str {
+        match self {
+            SortKey::U64 => {
+                "alias SortKey = vec2<u32>;
+                 fn key_word(key: SortKey, word: u32) -> u32 { return select(key.x, key.y, word != 0u); }
+"
+            }
+            SortKey::U32 => {
+                "alias SortKey = u32;
+                 fn key_word(key: SortKey, word: u32) -> u32 { return key; }
+"
+            }
+        }
+    }
+}
 /// Key bits sorted per pass.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
@@ -59,6 +89,7 @@ const SORT_SHADER: &str = include_str!("shaders/radix_sort.wgsl");
 /// The pipelines of the radix sort (and of the prefix scan it uses); create once per
 /// device.
 pub struct RadixSort {
+    key: SortKey,
     scan: PrefixScan,
     setup_layout: wgpu::BindGroupLayout,
     count_layout: wgpu::BindGroupLayout,
@@ -72,7 +103,8 @@ pub struct RadixSort {
 /// arguments and bind groups.
 pub struct SortBuffers {
     /// `keys[0]` is the input the caller fills; the sorted keys end in the buffer
-    /// whose index [`RadixSort::encode`] returns. `vec2<u32>` per key, low word first.
+    /// whose index [`RadixSort::encode`] returns. `vec2<u32>` per key, low word first,
+    /// or `u32` (see [`SortKey`]).
     pub keys: [wgpu::Buffer; 2],
     /// `values[0]` is the input the caller fills, like `keys`.
     pub values: [wgpu::Buffer; 2],
@@ -88,10 +120,17 @@ pub struct SortBuffers {
 }
 
 impl RadixSort {
+    /// A sort of 64-bit keys.
     pub fn new(device: &wgpu::Device) -> Self {
-        Self::with_max_workgroups_per_dimension(
+        Self::with_key(device, SortKey::U64)
+    }
+
+    /// A sort of `key` keys.
+    pub fn with_key(device: &wgpu::Device, key: SortKey) -> Self {
+        Self::build(
             device,
             device.limits().max_compute_workgroups_per_dimension,
+            key,
         )
     }
 
@@ -99,6 +138,10 @@ impl RadixSort {
     /// workgroups along x (more rows instead). Tests use a small limit to exercise the
     /// 2-D grid path without 65,536 workgroups' worth of data.
     pub fn with_max_workgroups_per_dimension(device: &wgpu::Device, max_groups_x: u32) -> Self {
+        Self::build(device, max_groups_x, SortKey::U64)
+    }
+
+    fn build(device: &wgpu::Device, max_groups_x: u32, key: SortKey) -> Self {
         let max_groups_x = max_groups_x.max(1);
         let scan = PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x);
         let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -151,7 +194,8 @@ impl RadixSort {
             "radix sort",
             &format!(
                 "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
-                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n"
+                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n{}",
+                key.wgsl()
             ),
             SORT_SHADER,
         );
@@ -177,6 +221,7 @@ impl RadixSort {
             "scatter",
         );
         Self {
+            key,
             scan,
             setup_layout,
             count_layout,
@@ -188,7 +233,8 @@ impl RadixSort {
     }
 
     /// Records the sort into an open compute pass: sorts pairs `0..n` by the low
-    /// `key_bits` bits of the key (1..=64; higher bits are ignored), stable (equal keys
+    /// `key_bits` bits of the key (1..=64, at most 32 for `u32` keys; higher bits are
+    /// ignored), stable (equal keys
     /// keep their input order). Runs `ceil(key_bits / 8)` passes and returns the index
     /// (0 or 1) of the `keys`/`values` buffers that hold the sorted pairs. The other
     /// buffers' contents are clobbered; slots past n are not written.
@@ -229,7 +275,7 @@ impl RadixSort {
         key_bits: u32,
         timestamps: Option<&wgpu::QuerySet>,
     ) -> usize {
-        let key_bits = key_bits.min(64);
+        let key_bits = key_bits.min(8 * self.key.bytes() as u32);
         let passes = key_bits.div_ceil(RADIX_BITS);
         if passes == 0 {
             return 0;
@@ -271,7 +317,7 @@ impl SortBuffers {
     /// as a u32 at byte offset `count_offset` (a multiple of 4); a larger n than
     /// `capacity` is clamped to it.
     ///
-    /// `capacity * 8` bytes must not exceed `max_storage_buffer_binding_size` (checked
+    /// `capacity` keys must not exceed `max_storage_buffer_binding_size` (checked
     /// by the caller; wgpu reports a validation error otherwise).
     pub fn new(
         device: &wgpu::Device,
@@ -291,7 +337,11 @@ impl SortBuffers {
                 mapped_at_creation: false,
             })
         };
-        let keys = [make("radix sort keys 0", 8), make("radix sort keys 1", 8)];
+        let key_bytes = sort.key.bytes();
+        let keys = [
+            make("radix sort keys 0", key_bytes),
+            make("radix sort keys 1", key_bytes),
+        ];
         let values = [
             make("radix sort values 0", 4),
             make("radix sort values 1", 4),

@@ -5,14 +5,16 @@
 //   (the prefix scan of `hist` runs between the two, see scan.wgsl)
 //   scatter  per block, every pair goes to that slot plus its rank among the block's
 //            earlier pairs with the same digit: the pass is stable
-// Keys are vec2<u32> (x = low 32 bits, y = high 32 bits); values are u32. No subgroup
-// operations: nothing here depends on the subgroup size.
+// Keys are `SortKey`: vec2<u32> (x = low 32 bits, y = high 32 bits) or u32, chosen by
+// the host; values are u32. No subgroup operations: nothing here depends on the
+// subgroup size.
 //
 // `radix_sort.rs` prepends the constants this file uses:
 //   WG: u32             threads per workgroup (== RADIX: thread t owns digit t)
 //   SORT_ITEMS: u32     pairs per thread; SORT_BLOCK = WG * SORT_ITEMS
 //   SORT_BLOCK: u32
 //   RADIX: u32          digit values per pass
+//   SortKey             the key type, and key_word(key, word): its 32-bit word `word`
 //
 // `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks.
 //
@@ -36,10 +38,10 @@ const HIST_COPIES: u32 = 8u;
 
 @group(0) @binding(0) var<uniform> params: PassParams;
 @group(0) @binding(1) var<storage, read> state: array<u32>;
-@group(0) @binding(2) var<storage, read> keys_in: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> keys_in: array<SortKey>;
 @group(0) @binding(3) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(4) var<storage, read> values_in: array<u32>;
-@group(0) @binding(5) var<storage, read_write> keys_out: array<vec2<u32>>;
+@group(0) @binding(5) var<storage, read_write> keys_out: array<SortKey>;
 @group(0) @binding(6) var<storage, read_write> values_out: array<u32>;
 
 var<workgroup> digit_counts: array<atomic<u32>, HIST_COPIES * RADIX>;
@@ -54,9 +56,8 @@ fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.y * nwg.x + wid.x;
 }
 
-fn digit_of(key: vec2<u32>) -> u32 {
-    let w = select(key.x, key.y, params.word != 0u);
-    return (w >> params.shift) & params.mask;
+fn digit_of(key: SortKey) -> u32 {
+    return (key_word(key, params.word) >> params.shift) & params.mask;
 }
 
 @compute @workgroup_size(WG)
@@ -144,7 +145,7 @@ fn scatter(
         }
         let j = round_start + my_slot;
         let valid = j < n;
-        var key = vec2<u32>(0u, 0u);
+        var key: SortKey;
         if valid {
             key = keys_in[j];
         }

@@ -4,7 +4,7 @@
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> ranges: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read_write> keys: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(3) var<storage, read_write> values: array<u32>;
 
 const KEY_MAX: u32 = 0xffffu;
@@ -18,6 +18,6 @@ fn tile_work_keys(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let range = ranges[view.band_first_row * view.tile_count.x + index];
     let work = min((range.y - range.x) >> 4u, KEY_MAX);
-    keys[index] = vec2<u32>(KEY_MAX - work, 0u);
+    keys[index] = KEY_MAX - work;
     values[index] = index;
 }
