@@ -31,10 +31,9 @@ pub struct BandFrame {
     pub duplicate: BindGroup,
     /// Bits of the tile id, the pairs' sort key.
     pub key_bits: u32,
-    /// Indexed by which of the sort's ping-pong buffers holds the result.
-    pub tile_range: [BindGroup; 2],
+    pub tile_range: BindGroup,
     pub tile_order: BindGroup,
-    pub tile_render: [BindGroup; 2],
+    pub tile_render: BindGroup,
     /// The tile render's grid: every tile column, the band's tile rows.
     pub tiles: UVec2,
 }
@@ -92,26 +91,29 @@ pub fn band_frame(
         .collect();
     let depth_sorted = RadixSort::output_index(DEPTH_KEY_BITS);
     let by_depth = &band.depth_sort.values[depth_sorted];
-    let sort = &band.sort;
-    let tile_range = [0, 1].map(|i| {
-        pipelines
-            .tile_range
-            .bind_group(device, &sort.keys[i], &band.counters, &band.ranges)
-    });
-    let tile_render = [0, 1].map(|i| {
-        pipelines.tile_render.bind_group(
-            device,
-            &band.view_uniform,
-            &band.projected,
-            &band.ranges,
-            &sort.values[i],
-            scene_depth,
-            multisampled_depth,
-            splat_layer,
-            &band.tile_order.values[RadixSort::output_index(TILE_ORDER_KEY_BITS)],
-        )
-    });
     let capacity = &band.capacity;
+    let pair_key_bits = key_bits(capacity.tiles);
+    // Each sort's result lies in the ping-pong buffer its key width decides.
+    let pairs_sorted = RadixSort::output_index(pair_key_bits);
+    let tiles_sorted = RadixSort::output_index(TILE_ORDER_KEY_BITS);
+    let sort = &band.sort;
+    let tile_range = pipelines.tile_range.bind_group(
+        device,
+        &sort.keys[pairs_sorted],
+        &band.counters,
+        &band.ranges,
+    );
+    let tile_render = pipelines.tile_render.bind_group(
+        device,
+        &band.view_uniform,
+        &band.projected,
+        &band.ranges,
+        &sort.values[pairs_sorted],
+        scene_depth,
+        multisampled_depth,
+        splat_layer,
+        &band.tile_order.values[tiles_sorted],
+    );
     BandFrame {
         preprocess,
         indirect: pipelines
@@ -133,7 +135,7 @@ pub fn band_frame(
             &band.depth_sort.keys[depth_sorted],
             &band.tile_offsets,
         ),
-        key_bits: key_bits(capacity.tiles),
+        key_bits: pair_key_bits,
         tile_range,
         tile_order: pipelines.tile_order.bind_group(
             device,

@@ -104,21 +104,19 @@ pub fn splat_pass(
                 .encode(pass, &band.duplicate, &buffers.counters);
         }
     });
-    let mut sorted = Vec::with_capacity(frame.bands.len());
+    // The bind groups read each sort's result where `RadixSort::output_index` says.
     stage(encoder, &diagnostics, STAGES[4], |pass| {
         for (band, buffers) in bands() {
-            sorted.push(
-                pipelines
-                    .tile_sort
-                    .encode(pass, &buffers.sort, band.key_bits),
-            );
+            pipelines
+                .tile_sort
+                .encode(pass, &buffers.sort, band.key_bits);
         }
     });
     stage(encoder, &diagnostics, STAGES[5], |pass| {
-        for ((band, buffers), &sorted) in bands().zip(&sorted) {
+        for (band, buffers) in bands() {
             pipelines
                 .tile_range
-                .encode(pass, &band.tile_range[sorted], &buffers.counters);
+                .encode(pass, &band.tile_range, &buffers.counters);
             pipelines
                 .tile_order
                 .encode_keys(pass, &band.tile_order, band.tiles.x * band.tiles.y);
@@ -128,10 +126,10 @@ pub fn splat_pass(
         }
     });
     stage(encoder, &diagnostics, STAGES[6], |pass| {
-        for ((band, _), &sorted) in bands().zip(&sorted) {
+        for (band, _) in bands() {
             pipelines.tile_render.encode(
                 pass,
-                &band.tile_render[sorted],
+                &band.tile_render,
                 frame.multisampled_depth,
                 (band.tiles.x, band.tiles.y),
             );
