@@ -131,6 +131,18 @@ fn make_keys(kind: Keys, n: usize, key_bits: u32, rng: &mut Rng) -> Vec<u64> {
         .collect()
 }
 
+/// Writes `keys` and, as values, their indices into the sort's input buffers.
+fn fill<K: bytemuck::Pod>(gpu: &Gpu, buffers: &SortBuffers, keys: &[K]) {
+    if keys.is_empty() {
+        return;
+    }
+    let values: Vec<u32> = (0..keys.len() as u32).collect();
+    gpu.queue
+        .write_buffer(&buffers.keys[0], 0, bytemuck::cast_slice(keys));
+    gpu.queue
+        .write_buffer(&buffers.values[0], 0, bytemuck::cast_slice(&values));
+}
+
 /// Sorts `n` pairs (values = input index) on the GPU and checks them against a CPU
 /// stable sort by the low `key_bits` bits. Returns the GPU time.
 fn check_sort(
@@ -152,13 +164,7 @@ fn check_sort(
         (COUNT_WORD * 4) as u64,
     );
     assert_eq!(buffers.capacity(), capacity);
-    if n > 0 {
-        let values: Vec<u32> = (0..n).collect();
-        gpu.queue
-            .write_buffer(&buffers.keys[0], 0, bytemuck::cast_slice(&keys));
-        gpu.queue
-            .write_buffer(&buffers.values[0], 0, bytemuck::cast_slice(&values));
-    }
+    fill(gpu, &buffers, &keys);
     let mut result = usize::MAX;
     let start = Instant::now();
     gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
@@ -275,13 +281,7 @@ fn radix_sort_of_u32_keys_matches_cpu_stable_sort() {
                 &counter,
                 (COUNT_WORD * 4) as u64,
             );
-            if n > 0 {
-                let values: Vec<u32> = (0..n).collect();
-                gpu.queue
-                    .write_buffer(&buffers.keys[0], 0, bytemuck::cast_slice(&keys));
-                gpu.queue
-                    .write_buffer(&buffers.values[0], 0, bytemuck::cast_slice(&values));
-            }
+            fill(&gpu, &buffers, &keys);
             let mut result = usize::MAX;
             gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
             assert_eq!(result, RadixSort::output_index(key_bits));
