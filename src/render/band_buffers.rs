@@ -41,6 +41,11 @@ pub struct BandCapacity {
 }
 
 impl BandCapacity {
+    /// The band's tile grid: every tile column of the view, the band's tile rows.
+    pub fn band_tiles(&self) -> UVec2 {
+        UVec2::new(self.tiles.x, self.rows.len() as u32)
+    }
+
     /// Whether buffers built for `self` can serve a frame that needs `need`.
     pub fn holds(&self, need: &BandCapacity) -> bool {
         self.splats >= need.splats
@@ -157,7 +162,7 @@ impl BandBuffers {
             &counters,
             PAIRS_KEPT_OFFSET,
         );
-        let tiles_in_band = capacity.tiles.x * capacity.rows.len() as u32;
+        let tiles_in_band = capacity.band_tiles().element_product();
         let band_tiles = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("splat band tiles"),
             contents: bytemuck::bytes_of(&[tiles_in_band, 0, 0, 0]),

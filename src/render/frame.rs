@@ -145,7 +145,7 @@ pub fn band_frame(
             &band.tile_order.values[0],
         ),
         tile_render,
-        tiles: UVec2::new(capacity.tiles.x, capacity.rows.len() as u32),
+        tiles: capacity.band_tiles(),
     }
 }
 
