@@ -25,7 +25,7 @@ use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
 use bevy::prelude::*;
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::settings::WgpuSettings;
-use bevy_splat::asset::ply;
+use bevy_splat::asset::formats::ply;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
 use bevy_splat::{GaussianSplats, SplatMemory, SplatStats};

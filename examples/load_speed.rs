@@ -14,7 +14,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bevy_splat::asset::ply::decode;
+use bevy_splat::asset::formats::ply::decode;
 
 const TARGET_BYTES: usize = 1_000_000_000;
 

@@ -10,7 +10,8 @@ use bevy::camera::{Hdr, Viewport};
 use bevy::math::{DMat4, UVec2};
 use bevy::prelude::*;
 use bevy_splat::GaussianSplats;
-use bevy_splat::asset::{SplatGeometry, ply};
+use bevy_splat::asset::SplatGeometry;
+use bevy_splat::asset::formats::ply;
 
 use headless::{Headless, HeadlessCamera, Rgba8};
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, psnr, rasterize, to_unorm8};

@@ -342,7 +342,7 @@ fn the_degenerate_lod_tile_matches_the_reference() {
         "/tests/data/degenerate_lod_tile_sh3.ply"
     ))
     .unwrap();
-    let splats = GaussianSplats::from(bevy_splat::asset::ply::decode(&bytes).unwrap());
+    let splats = GaussianSplats::from(bevy_splat::asset::formats::ply::decode(&bytes).unwrap());
     let bounds = splats.bounds().unwrap();
     let centre = Vec3::from(bounds.center);
     let size = UVec2::new(96, 64);

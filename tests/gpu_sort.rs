@@ -5,8 +5,8 @@ mod common;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use bevy_splat::render::radix_sort::{RadixSort, SORT_BLOCK, SortBuffers, SortKey};
-use bevy_splat::render::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
+use bevy_splat::render::passes::radix_sort::{RadixSort, SORT_BLOCK, SortBuffers, SortKey};
+use bevy_splat::render::passes::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
 
 /// The counter buffer of every test holds n and the scan total side by side, at

@@ -11,7 +11,8 @@ mod reference_raster;
 use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy::render::settings::WgpuSettings;
-use bevy_splat::asset::{SplatGeometry, ply};
+use bevy_splat::asset::SplatGeometry;
+use bevy_splat::asset::formats::ply;
 use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
 
 use headless::Headless;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use bevy::math::UVec2;
 use bevy::transform::components::Transform;
 use bevy_splat::GaussianSplats;
-use bevy_splat::asset::ply;
+use bevy_splat::asset::formats::ply;
 use bevy_splat::cameras::InriaCamera;
 
 use crate::headless::Headless;

@@ -2,8 +2,7 @@
 //! over-allocate, and an `Ok` result must be self-consistent.
 #![no_main]
 
-#[path = "../../src/asset/ply/mod.rs"]
-mod ply;
+use bevy_splat_fuzz::asset::formats::ply;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(splats) = ply::decode(data) {
@@ -11,7 +10,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
 });
 
-fn check(splats: &ply::DecodedSplats) {
+fn check(splats: &bevy_splat_fuzz::asset::decoded::DecodedSplats) {
     assert!(splats.sh_degree <= 3);
     assert_eq!(splats.sh.len(), splats.len() * splats.sh_stride());
     assert!(splats.non_finite <= splats.len());

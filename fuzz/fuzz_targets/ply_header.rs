@@ -3,9 +3,7 @@
 //! elements, comments, CRLF line endings) and follows them with a random body.
 #![no_main]
 
-#[path = "../../src/asset/ply/mod.rs"]
-#[allow(dead_code)]
-mod ply;
+use bevy_splat_fuzz::asset::formats::ply;
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 

@@ -1,7 +1,7 @@
 use bevy::camera::primitives::Aabb;
 use bevy::math::Vec3;
 
-use super::ply::SplatGeometry;
+use super::decoded::SplatGeometry;
 
 /// How many standard deviations of a splat the bounding box holds. A splat's visible
 /// extent is at most 3.33σ (opacity 1, α ≥ 1/255), so 3.33 keeps frustum culling exact.

@@ -4,8 +4,8 @@ use bevy::log::{info, warn};
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
-use super::GaussianSplats;
-use super::ply::{self, PlyError};
+use super::formats::ply::{self, PlyError};
+use super::splats::GaussianSplats;
 
 /// Loads Inria-format 3DGS `.ply` files into [`GaussianSplats`].
 #[derive(Default, TypePath)]

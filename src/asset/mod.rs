@@ -1,10 +1,14 @@
 //! The splat asset and the loaders that produce it.
+//!
+//! [`GaussianSplats`] is the asset; [`formats`] decodes each file format into
+//! [`DecodedSplats`], which the loader turns into the asset.
 
 mod bounds;
+pub mod decoded;
+pub mod formats;
 mod loader;
-pub mod ply;
 mod splats;
 
+pub use decoded::{DecodedSplats, SplatGeometry};
 pub use loader::{PlyLoader, PlyLoaderSettings, SplatLoadError};
-pub use ply::SplatGeometry;
 pub use splats::GaussianSplats;

@@ -3,7 +3,7 @@ use bevy::camera::primitives::Aabb;
 use bevy::reflect::TypePath;
 
 use super::bounds::splat_bounds;
-use super::ply::{DecodedSplats, SplatGeometry};
+use super::decoded::{DecodedSplats, SplatGeometry, sh_stride};
 
 /// A trained Gaussian splat scene on the CPU, laid out the way the GPU reads it.
 ///
@@ -104,10 +104,4 @@ impl From<DecodedSplats> for GaussianSplats {
             half_precision_sh: false,
         }
     }
-}
-
-/// Floats of SH data per splat at `degree`.
-pub(crate) fn sh_stride(degree: u8) -> usize {
-    let coefficients = (degree as usize + 1) * (degree as usize + 1);
-    3 * coefficients
 }

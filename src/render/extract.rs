@@ -10,7 +10,7 @@ use bevy::transform::components::GlobalTransform;
 
 use crate::asset::GaussianSplats;
 use crate::cloud::GaussianCloud;
-use crate::render::SplatComposite;
+use crate::render::passes::composite::SplatComposite;
 
 /// A cloud as the render world sees it this frame.
 #[derive(Component, Clone, Debug)]

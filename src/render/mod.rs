@@ -1,34 +1,26 @@
-//! Render-world wiring and the compute passes of the splat pipeline.
+//! Render-world wiring of the splat pipeline.
 //!
 //! Per camera view, every frame:
 //! preprocess → depth sort → scan → duplicate → tile sort → tile range → tile render →
 //! composite.
-//! Each pass has its module here and its WGSL in `shaders/`.
+//!
+//! - [`passes`]: one module per compute pass, its WGSL beside it;
+//! - [`view`]: what each camera keeps across frames (its bands, their buffers, the
+//!   counters read back from the GPU, the statistics) and the frame it records;
+//! - here: the plugin, [`extract`]ion from the main world, [`prepare`] (sizes the
+//!   views' buffers and binds their frame), the graph [`node`] that records it, the
+//!   GPU upload of each cloud ([`gpu_cloud`]) and the GPU memory accounting
+//!   ([`memory`]).
+//!
+//! See `docs/ARCHITECTURE.md` for the whole map.
 
-mod band_buffers;
-mod bands;
-mod composite;
-mod depth_sort;
-mod duplicate;
 mod extract;
-mod frame;
 pub mod gpu_cloud;
-pub mod gpu_util;
-mod indirect;
 mod memory;
 mod node;
+pub mod passes;
 mod prepare;
-mod preprocess;
-pub mod radix_sort;
-mod readback;
-pub mod scan;
-mod stats;
-mod tile_order;
-mod tile_range;
-mod tile_render;
-mod view_buffers;
-mod view_sizing;
-mod view_uniform;
+mod view;
 
 use bevy::app::{App, Plugin};
 use bevy::core_pipeline::core_3d::{
@@ -44,58 +36,11 @@ use bevy::render::{Render, RenderApp, RenderStartup, RenderSystems};
 pub use gpu_cloud::GpuSplats;
 pub use memory::SplatMemory;
 pub use node::{DIAGNOSTIC_SPAN, STAGES as PASS_NAMES};
-pub use stats::{SplatStats, SplatViewStats};
+pub use passes::composite::SplatComposite;
+pub use view::stats::{SplatStats, SplatViewStats};
 
 use crate::cloud::GaussianCloud;
-
-/// How a camera's finished splat layer is written into its image.
-///
-/// Trained colours are sRGB-encoded display values. By default they are converted to
-/// Bevy's linear working space, so the camera's output encoding gives the trained
-/// colours back. `Passthrough` writes the layer's values untouched, as the reference
-/// rasterizer does: use it with an `Rgba8Unorm` render target for a parity render.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SplatComposite {
-    #[default]
-    Linearize,
-    Passthrough,
-}
-
-/// Every pipeline of the splat passes, built once per render device.
-#[derive(Resource)]
-pub struct SplatPipelines {
-    preprocess: preprocess::PreprocessPass,
-    indirect: indirect::IndirectPass,
-    depth_sort: depth_sort::DepthSortPass,
-    scan: scan::PrefixScan,
-    duplicate: duplicate::DuplicatePass,
-    /// Sorts 64-bit keys: the visible splats by depth.
-    sort: radix_sort::RadixSort,
-    /// Sorts 32-bit keys: pairs by tile, tiles by work.
-    tile_sort: radix_sort::RadixSort,
-    tile_range: tile_range::TileRangePass,
-    tile_order: tile_order::TileOrderPass,
-    tile_render: tile_render::TileRenderPass,
-    composite: composite::CompositePass,
-}
-
-impl SplatPipelines {
-    pub fn new(device: &wgpu::Device) -> Self {
-        Self {
-            preprocess: preprocess::PreprocessPass::new(device),
-            indirect: indirect::IndirectPass::new(device),
-            depth_sort: depth_sort::DepthSortPass::new(device),
-            scan: scan::PrefixScan::new(device),
-            duplicate: duplicate::DuplicatePass::new(device),
-            sort: radix_sort::RadixSort::new(device),
-            tile_sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32),
-            tile_range: tile_range::TileRangePass::new(device),
-            tile_order: tile_order::TileOrderPass::new(device),
-            tile_render: tile_render::TileRenderPass::new(device),
-            composite: composite::CompositePass::new(device),
-        }
-    }
-}
+use passes::SplatPipelines;
 
 fn init_pipelines(mut commands: Commands, device: Res<RenderDevice>) {
     commands.insert_resource(SplatPipelines::new(device.wgpu_device()));

@@ -10,10 +10,10 @@ use bevy::render::renderer::{RenderContext, ViewQuery};
 use bevy::render::view::ViewTarget;
 use wgpu::{CommandEncoder, ComputePass};
 
-use super::SplatPipelines;
-use super::depth_sort::DEPTH_KEY_BITS;
+use super::passes::SplatPipelines;
+use super::passes::depth_sort::DEPTH_KEY_BITS;
+use super::passes::tile_order::TILE_ORDER_KEY_BITS;
 use super::prepare::SplatViews;
-use super::tile_order::TILE_ORDER_KEY_BITS;
 
 /// The name of the whole splat span in Bevy's render diagnostics.
 pub const DIAGNOSTIC_SPAN: &str = "gaussian_splats";

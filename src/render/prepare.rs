@@ -16,19 +16,21 @@ use bevy::render::view::{
 };
 use wgpu::TextureUsages;
 
-use super::band_buffers::tiles_for;
-use super::bands::BandLimits;
 use super::extract::ExtractedCloud;
-use super::frame::{Dispatch, SplatFrame, band_frame};
 use super::gpu_cloud::GpuSplats;
 use super::memory::SplatMemory;
-use super::preprocess::{CloudInstance, PROJECTED_SPLAT_BYTES};
-use super::radix_sort::SortKey;
-use super::stats::SplatStats;
-use super::view_buffers::ViewBuffers;
-use super::view_sizing::{ViewNeed, plan_bands, reuse_or_build};
-use super::view_uniform::SplatCamera;
-use super::{SplatComposite, SplatPipelines};
+use super::passes::SplatPipelines;
+use super::passes::composite::SplatComposite;
+use super::passes::preprocess::{CloudInstance, PROJECTED_SPLAT_BYTES};
+use super::passes::radix_sort::SortKey;
+use super::passes::tile_render::tiles_for;
+use super::view::ViewBuffers;
+use super::view::bands::BandLimits;
+use super::view::dispatch::Dispatch;
+use super::view::frame::{SplatFrame, band_frame};
+use super::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
+use super::view::stats::SplatStats;
+use super::view::uniform::SplatCamera;
 use crate::asset::GaussianSplats;
 use crate::cloud::GaussianCloud;
 

@@ -4,7 +4,7 @@
 use bytemuck::{Pod, Zeroable};
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::gpu_util::{
+use super::common::{
     bind_group, compute_pipeline, grid_for, layout, shader_module, slice, storage, uniform,
 };
 
@@ -63,11 +63,7 @@ impl PreprocessPass {
                 storage(8, false),
             ],
         );
-        let module = shader_module(
-            device,
-            "splat preprocess",
-            include_str!("shaders/preprocess.wgsl"),
-        );
+        let module = shader_module(device, "splat preprocess", include_str!("preprocess.wgsl"));
         let pipeline = compute_pipeline(device, "splat preprocess", &layout, &module, "preprocess");
         Self { layout, pipeline }
     }
@@ -106,7 +102,7 @@ impl PreprocessPass {
 
     /// The x width (in threads) of the grid that `threads` threads need.
     pub fn grid_width(threads: u32) -> u32 {
-        grid_for(threads).0 * super::gpu_util::WORKGROUP_SIZE
+        grid_for(threads).0 * super::common::WORKGROUP_SIZE
     }
 
     /// Records one dispatch of `threads` threads (splats × instances); `params_offset`

@@ -22,10 +22,10 @@
 
 use std::num::NonZeroU64;
 
-use super::gpu_util::compute_pipeline;
-use super::scan::{
-    PrefixScan, ScanBuffers, buffer_entry, shader_module, storage_entry, word_binding,
+use super::common::{
+    buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
 };
+use super::scan::{PrefixScan, ScanBuffers};
 
 /// Threads per workgroup of the count and scatter kernels.
 pub const SORT_WORKGROUP_SIZE: u32 = 256;
@@ -83,8 +83,8 @@ const STATE_ARGS_OFFSET: u64 = 6 * 4;
 const STATE_HIST_LEN_OFFSET: u64 = 9 * 4;
 const STATE_HIST_TOTAL_OFFSET: u64 = 10 * 4;
 
-const SETUP_SHADER: &str = include_str!("shaders/radix_sort_setup.wgsl");
-const SORT_SHADER: &str = include_str!("shaders/radix_sort.wgsl");
+const SETUP_SHADER: &str = include_str!("radix_sort_setup.wgsl");
+const SORT_SHADER: &str = include_str!("radix_sort.wgsl");
 
 /// The pipelines of the radix sort (and of the prefix scan it uses); create once per
 /// device.
@@ -146,7 +146,7 @@ impl RadixSort {
         let scan = PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x);
         let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("radix sort setup"),
-            entries: &[storage_entry(0, true), storage_entry(1, false)],
+            entries: &[storage(0, true), storage(1, false)],
         });
         let params_entry = wgpu::BindGroupLayoutEntry {
             binding: 0,
@@ -162,25 +162,25 @@ impl RadixSort {
             label: Some("radix sort count"),
             entries: &[
                 params_entry,
-                storage_entry(1, true),
-                storage_entry(2, true),
-                storage_entry(3, false),
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
             ],
         });
         let scatter_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("radix sort scatter"),
             entries: &[
                 params_entry,
-                storage_entry(1, true),
-                storage_entry(2, true),
-                storage_entry(3, false),
-                storage_entry(4, true),
-                storage_entry(5, false),
-                storage_entry(6, false),
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
+                storage(4, true),
+                storage(5, false),
+                storage(6, false),
             ],
         });
 
-        let setup_module = shader_module(
+        let setup_module = standalone_shader_module(
             device,
             "radix sort setup",
             &format!(
@@ -189,7 +189,7 @@ impl RadixSort {
             ),
             SETUP_SHADER,
         );
-        let sort_module = shader_module(
+        let sort_module = standalone_shader_module(
             device,
             "radix sort",
             &format!(

@@ -1,11 +1,11 @@
 //! ASCII bodies: one record per line, values separated by spaces. Blank lines are
 //! ignored (so an element without properties takes no lines).
 
-use super::DecodedSplats;
 use super::error::PlyError;
 use super::header::{Element, Scalar};
 use super::layout::VertexLayout;
 use super::output::{Output, non_finite};
+use crate::asset::decoded::DecodedSplats;
 
 /// Decodes an ASCII body: skips the elements `before` the vertex element, then reads
 /// its lines. `header_lines` is the number of lines before the body.

@@ -1,14 +1,13 @@
-//! What one camera view keeps across frames: the splat layer its bands draw into, the
-//! bands' working buffers, and the read-back of their counters.
+//! The splat layer of a view: the premultiplied colour and coverage its bands draw
+//! and the composite blends over the camera's image.
 
 use bevy::math::UVec2;
 use wgpu::{Buffer, BufferUsages, Device, TextureView};
 
-use super::band_buffers::{BandBuffers, buffer};
-use super::composite::CompositeUniform;
-use super::memory::{GpuBytes, SplatMemory};
-use super::readback::CounterReadback;
-use super::tile_render::SPLAT_LAYER_FORMAT;
+use crate::render::memory::{GpuBytes, SplatMemory};
+use crate::render::passes::common::buffer;
+use crate::render::passes::composite::CompositeUniform;
+use crate::render::passes::tile_render::SPLAT_LAYER_FORMAT;
 
 /// Bytes per pixel of the splat layer.
 const LAYER_PIXEL_BYTES: u64 = 16;
@@ -67,12 +66,4 @@ impl SplatLayer {
         };
         queue.write_buffer(&self.composite_params, 0, bytemuck::bytes_of(&params));
     }
-}
-
-pub struct ViewBuffers {
-    pub layer: SplatLayer,
-    /// Top to bottom; each draws its own tile rows of the layer.
-    pub bands: Vec<BandBuffers>,
-    /// Reads back every band's counters; built for this many bands.
-    pub readback: CounterReadback,
 }

@@ -17,7 +17,9 @@
 
 use std::num::NonZeroU64;
 
-use super::gpu_util::compute_pipeline;
+use super::common::{
+    buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
+};
 
 /// Threads per workgroup of the scan kernels.
 pub const SCAN_WORKGROUP_SIZE: u32 = 256;
@@ -31,12 +33,12 @@ const _: () = assert!(RAKE * RAKE == SCAN_WORKGROUP_SIZE);
 
 /// Size of one record of a state buffer. 256 bytes is a multiple of every allowed
 /// `min_storage_buffer_offset_alignment`, so records can be bound on their own.
-pub(crate) const RECORD_BYTES: u64 = 256;
+const RECORD_BYTES: u64 = 256;
 /// Byte offset, inside a level's record, of its indirect dispatch arguments.
 const ARGS_IN_RECORD: u64 = 4;
 
-const SETUP_SHADER: &str = include_str!("shaders/scan_setup.wgsl");
-const SCAN_SHADER: &str = include_str!("shaders/scan.wgsl");
+const SETUP_SHADER: &str = include_str!("scan_setup.wgsl");
+const SCAN_SHADER: &str = include_str!("scan.wgsl");
 
 /// The pipelines of the prefix scan; create once per device.
 pub struct PrefixScan {
@@ -77,26 +79,18 @@ impl PrefixScan {
         let max_groups_x = max_groups_x.max(1);
         let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("prefix scan setup"),
-            entries: &[storage_entry(0, true), storage_entry(1, false)],
+            entries: &[storage(0, true), storage(1, false)],
         });
         let level_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("prefix scan level"),
-            entries: &[
-                storage_entry(0, false),
-                storage_entry(1, false),
-                storage_entry(2, true),
-            ],
+            entries: &[storage(0, false), storage(1, false), storage(2, true)],
         });
         let top_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("prefix scan top"),
-            entries: &[
-                storage_entry(0, false),
-                storage_entry(2, true),
-                storage_entry(3, false),
-            ],
+            entries: &[storage(0, false), storage(2, true), storage(3, false)],
         });
 
-        let setup_module = shader_module(
+        let setup_module = standalone_shader_module(
             device,
             "prefix scan setup",
             &format!(
@@ -104,7 +98,7 @@ impl PrefixScan {
             ),
             SETUP_SHADER,
         );
-        let scan_module = shader_module(
+        let scan_module = standalone_shader_module(
             device,
             "prefix scan",
             &format!(
@@ -320,64 +314,4 @@ fn record_word(level: usize) -> usize {
 
 fn level_args_offset(level: usize) -> u64 {
     RECORD_BYTES * (1 + level as u64) + ARGS_IN_RECORD
-}
-
-/// A binding that holds the u32 at `byte_offset` of `buffer`, and that u32's index in
-/// it: the binding starts at the offset rounded down to 256 bytes, which satisfies
-/// every device's storage offset alignment.
-pub(crate) fn word_binding(
-    buffer: &wgpu::Buffer,
-    byte_offset: u64,
-) -> (wgpu::BufferBinding<'_>, u32) {
-    assert!(
-        byte_offset.is_multiple_of(4) && byte_offset + 4 <= buffer.size(),
-        "a u32 slot must be 4-byte aligned and inside its buffer (offset {byte_offset}, size {})",
-        buffer.size()
-    );
-    let start = byte_offset - byte_offset % RECORD_BYTES;
-    let index = (byte_offset - start) / 4;
-    (
-        wgpu::BufferBinding {
-            buffer,
-            offset: start,
-            size: NonZeroU64::new(byte_offset + 4 - start),
-        },
-        index as u32,
-    )
-}
-
-pub(crate) fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
-pub(crate) fn buffer_entry(
-    binding: u32,
-    buffer: wgpu::BufferBinding<'_>,
-) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: wgpu::BindingResource::Buffer(buffer),
-    }
-}
-
-/// A shader module from `body` with the generated `constants` prepended.
-pub(crate) fn shader_module(
-    device: &wgpu::Device,
-    label: &str,
-    constants: &str,
-    body: &str,
-) -> wgpu::ShaderModule {
-    device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(format!("{constants}\n{body}").into()),
-    })
 }

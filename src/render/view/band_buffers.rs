@@ -7,21 +7,19 @@ use bevy::math::UVec2;
 use wgpu::util::DeviceExt;
 use wgpu::{Buffer, BufferUsages, Device};
 
-use super::SplatPipelines;
-use super::frame::Dispatch;
-use super::indirect::{COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_KEPT_OFFSET};
-use super::memory::{GpuBytes, SplatMemory};
-use super::preprocess::{
+use super::dispatch::Dispatch;
+use super::uniform::{BandUniform, SplatCamera, SplatViewUniform};
+use crate::render::memory::{GpuBytes, SplatMemory};
+use crate::render::passes::SplatPipelines;
+use crate::render::passes::common::buffer;
+use crate::render::passes::indirect::{
+    COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_KEPT_OFFSET,
+};
+use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
 };
-use super::radix_sort::SortBuffers;
-use super::scan::ScanBuffers;
-use super::view_uniform::{BandUniform, SplatCamera, SplatViewUniform};
-
-/// 16×16 tiles covering a viewport.
-pub fn tiles_for(viewport: UVec2) -> UVec2 {
-    UVec2::new(viewport.x.div_ceil(16), viewport.y.div_ceil(16))
-}
+use crate::render::passes::radix_sort::SortBuffers;
+use crate::render::passes::scan::ScanBuffers;
 
 /// The sizes a band's buffers are built for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,16 +77,6 @@ pub struct BandBuffers {
     /// The number of tiles in the band, a constant the tile order's sort reads.
     _band_tiles: Buffer,
     _bytes: GpuBytes,
-}
-
-pub(super) fn buffer(device: &Device, label: &str, size: u64, usage: BufferUsages) -> Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        // Bindings of zero bytes are invalid; keep every buffer at least one word.
-        size: size.max(16),
-        usage,
-        mapped_at_creation: false,
-    })
 }
 
 impl BandBuffers {

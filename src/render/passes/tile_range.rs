@@ -2,7 +2,7 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage};
+use super::common::{bind_group, compute_pipeline, layout, shader_module, storage};
 use super::indirect::PAIR_DISPATCH_OFFSET;
 
 pub struct TileRangePass {
@@ -17,11 +17,7 @@ impl TileRangePass {
             "splat tile range",
             &[storage(0, true), storage(1, true), storage(2, false)],
         );
-        let module = shader_module(
-            device,
-            "splat tile range",
-            include_str!("shaders/tile_range.wgsl"),
-        );
+        let module = shader_module(device, "splat tile range", include_str!("tile_range.wgsl"));
         let pipeline = compute_pipeline(device, "splat tile range", &layout, &module, "tile_range");
         Self { layout, pipeline }
     }

@@ -1,11 +1,11 @@
 //! Binary bodies (either byte order): skip the elements before `vertex`, then decode
 //! the fixed-size vertex records in one pass straight from the byte slice.
 
-use super::DecodedSplats;
 use super::error::PlyError;
 use super::header::{Element, PropType, Scalar};
 use super::layout::{Slot, VertexLayout};
 use super::output::{Output, non_finite};
+use crate::asset::decoded::DecodedSplats;
 
 /// A `$t` from the start of the byte slice `$b`, big-endian if `$big`.
 macro_rules! get {

@@ -1,12 +1,14 @@
 //! Small helpers for building the compute passes on plain wgpu.
 
+use std::num::NonZeroU64;
+
 use wgpu::{
     BindGroup, BindGroupLayout, BindGroupLayoutEntry, BindingType, Buffer, BufferBindingType,
-    ComputePipeline, Device, ShaderStages,
+    BufferUsages, ComputePipeline, Device, ShaderStages,
 };
 
 /// The shared WGSL every pass is compiled with (structs and the tile test).
-pub const COMMON_WGSL: &str = include_str!("shaders/common.wgsl");
+pub const COMMON_WGSL: &str = include_str!("common.wgsl");
 
 /// Threads per workgroup of the one-dimensional passes.
 pub const WORKGROUP_SIZE: u32 = 256;
@@ -130,6 +132,63 @@ pub fn grid_for(threads: u32) -> (u32, u32) {
             groups.div_ceil(MAX_GROUPS_PER_DIMENSION),
         )
     }
+}
+
+/// A buffer of `size` bytes (at least 16).
+pub fn buffer(device: &Device, label: &str, size: u64, usage: BufferUsages) -> Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        // Bindings of zero bytes are invalid; keep every buffer at least one word.
+        size: size.max(16),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// Storage offsets rounded down to this many bytes are aligned on every device.
+const STORAGE_OFFSET_ALIGNMENT: u64 = 256;
+
+/// A binding that holds the u32 at `byte_offset` of `buffer`, and that u32's index in
+/// it: the binding starts at the offset rounded down to 256 bytes, which satisfies
+/// every device's storage offset alignment.
+pub fn word_binding(buffer: &wgpu::Buffer, byte_offset: u64) -> (wgpu::BufferBinding<'_>, u32) {
+    assert!(
+        byte_offset.is_multiple_of(4) && byte_offset + 4 <= buffer.size(),
+        "a u32 slot must be 4-byte aligned and inside its buffer (offset {byte_offset}, size {})",
+        buffer.size()
+    );
+    let start = byte_offset - byte_offset % STORAGE_OFFSET_ALIGNMENT;
+    let index = (byte_offset - start) / 4;
+    (
+        wgpu::BufferBinding {
+            buffer,
+            offset: start,
+            size: NonZeroU64::new(byte_offset + 4 - start),
+        },
+        index as u32,
+    )
+}
+
+/// A bind group entry for `buffer` at `binding`.
+pub fn buffer_entry(binding: u32, buffer: wgpu::BufferBinding<'_>) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: wgpu::BindingResource::Buffer(buffer),
+    }
+}
+
+/// A shader module from `body` with the generated `constants` prepended, without
+/// `COMMON_WGSL`: the scan and the sort stand alone, for any caller.
+pub fn standalone_shader_module(
+    device: &wgpu::Device,
+    label: &str,
+    constants: &str,
+    body: &str,
+) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(format!("{constants}\n{body}").into()),
+    })
 }
 
 #[cfg(test)]

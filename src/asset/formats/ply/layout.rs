@@ -3,6 +3,7 @@
 
 use super::error::PlyError;
 use super::header::{Element, PropType, Scalar};
+use crate::asset::decoded::sh_stride;
 
 /// Where a property's value goes in one decoded splat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,11 +106,6 @@ impl VertexLayout {
     pub(super) fn sh_stride(&self) -> usize {
         sh_stride(self.sh_degree)
     }
-}
-
-pub(super) fn sh_stride(degree: u8) -> usize {
-    let coefficients = (usize::from(degree) + 1).pow(2);
-    3 * coefficients
 }
 
 fn slot_of(name: &str, rest_per_channel: usize) -> Option<Slot> {

@@ -4,12 +4,13 @@
 use bevy::log::{debug, warn};
 use bevy::math::UVec2;
 
-use super::SplatPipelines;
+use super::ViewBuffers;
 use super::band_buffers::{BandBuffers, BandCapacity};
 use super::bands::{Band, BandLimits, BandNeed, first_bands, next_bands};
-use super::memory::SplatMemory;
 use super::readback::{CounterReadback, GpuCounts};
-use super::view_buffers::{SplatLayer, ViewBuffers};
+use super::splat_layer::SplatLayer;
+use crate::render::memory::SplatMemory;
+use crate::render::passes::SplatPipelines;
 
 /// What a view draws this frame, the input to sizing its bands.
 pub struct ViewNeed {

@@ -8,7 +8,22 @@ use wgpu::{
     ShaderStages, TextureFormat, TextureSampleType, TextureViewDimension,
 };
 
-use super::gpu_util::bind_group;
+use bevy::ecs::component::Component;
+
+use super::common::bind_group;
+
+/// How a camera's finished splat layer is written into its image.
+///
+/// Trained colours are sRGB-encoded display values. By default they are converted to
+/// Bevy's linear working space, so the camera's output encoding gives the trained
+/// colours back. `Passthrough` writes the layer's values untouched, as the reference
+/// rasterizer does: use it with an `Rgba8Unorm` render target for a parity render.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SplatComposite {
+    #[default]
+    Linearize,
+    Passthrough,
+}
 
 /// Composite pipelines, one per (target format, sample count) met so far.
 pub struct CompositePass {
@@ -56,7 +71,7 @@ impl CompositePass {
         });
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("splat composite"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("shaders/composite.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(include_str!("composite.wgsl").into()),
         });
         Self {
             layout,

@@ -3,7 +3,7 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::gpu_util::{
+use super::common::{
     bind_group, compute_pipeline, grid_for, layout, shader_module, storage, uniform,
 };
 
@@ -27,11 +27,7 @@ impl TileOrderPass {
                 storage(3, false),
             ],
         );
-        let module = shader_module(
-            device,
-            "splat tile order",
-            include_str!("shaders/tile_order.wgsl"),
-        );
+        let module = shader_module(device, "splat tile order", include_str!("tile_order.wgsl"));
         let keys = compute_pipeline(
             device,
             "splat tile order",

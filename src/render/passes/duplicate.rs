@@ -2,7 +2,7 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::common::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
 
 pub struct DuplicatePass {
@@ -25,11 +25,7 @@ impl DuplicatePass {
                 storage(6, true),
             ],
         );
-        let module = shader_module(
-            device,
-            "splat duplicate",
-            include_str!("shaders/duplicate.wgsl"),
-        );
+        let module = shader_module(device, "splat duplicate", include_str!("duplicate.wgsl"));
         let pipeline = compute_pipeline(device, "splat duplicate", &layout, &module, "duplicate");
         Self { layout, pipeline }
     }

@@ -3,6 +3,8 @@
 use bevy::math::{Mat4, UVec2, Vec3};
 use bytemuck::{Pod, Zeroable};
 
+use crate::render::passes::tile_render::tiles_for;
+
 /// Camera space of the passes: OpenCV axes (x right, y down, z forward), the space the
 /// reference's projection formulas are written in. Bevy's view space looks down −Z
 /// with +Y up, so this is a flip of Y and Z.
@@ -127,7 +129,7 @@ impl SplatCamera {
             principal: self.principal,
             tan_limits,
             viewport_size: size.to_array(),
-            tile_count: super::band_buffers::tiles_for(size).to_array(),
+            tile_count: tiles_for(size).to_array(),
             depth_from_distance: self.depth_from_distance,
             viewport_origin: origin.to_array(),
             near: self.near,

@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use wgpu::{Buffer, BufferUsages, Device};
 
-use super::band_buffers::buffer;
-use super::memory::{GpuBytes, SplatMemory};
+use crate::render::memory::{GpuBytes, SplatMemory};
+use crate::render::passes::common::buffer;
 
 /// Bytes of each band's counters that are read back (see `indirect.wgsl`).
 const COUNTS_BYTES: u64 = 16;

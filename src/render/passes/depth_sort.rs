@@ -8,7 +8,7 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage};
+use super::common::{bind_group, compute_pipeline, layout, shader_module, storage};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
 
 /// Bits of a depth key: a positive float's bit pattern (the sign bit is always 0).
@@ -26,11 +26,7 @@ impl DepthSortPass {
             "splat depth order",
             &[storage(0, true), storage(1, true), storage(2, false)],
         );
-        let module = shader_module(
-            device,
-            "splat depth order",
-            include_str!("shaders/depth_sort.wgsl"),
-        );
+        let module = shader_module(device, "splat depth order", include_str!("depth_sort.wgsl"));
         let gather = compute_pipeline(
             device,
             "splat depth order",

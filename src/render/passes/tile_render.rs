@@ -1,13 +1,25 @@
 //! tile render: one workgroup per 16×16 tile blends its sorted splats front to back
 //! into the view's splat layer, stopping at the opaque scene's depth.
 
+use bevy::math::UVec2;
 use wgpu::{
     BindGroup, BindGroupLayout, BindingType, Buffer, ComputePass, ComputePipeline, Device,
     ShaderStages, StorageTextureAccess, TextureFormat, TextureSampleType, TextureView,
     TextureViewDimension,
 };
 
-use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::common::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+
+/// Pixels on a side of a tile (`TILE_SIZE` in `common.wgsl`).
+pub const TILE_SIZE: u32 = 16;
+
+/// The tiles covering a viewport.
+pub fn tiles_for(viewport: UVec2) -> UVec2 {
+    UVec2::new(
+        viewport.x.div_ceil(TILE_SIZE),
+        viewport.y.div_ceil(TILE_SIZE),
+    )
+}
 
 /// Format of the splat layer: premultiplied colour and coverage, kept in f32 so the
 /// composite sees exactly what the blend produced.
@@ -67,8 +79,7 @@ impl Variant {
                 },
             ],
         );
-        let source =
-            include_str!("shaders/tile_render.wgsl").replace("SCENE_DEPTH_TEXTURE", depth_type);
+        let source = include_str!("tile_render.wgsl").replace("SCENE_DEPTH_TEXTURE", depth_type);
         let module = shader_module(device, label, &source);
         let pipeline = compute_pipeline(device, label, &layout, &module, "tile_render");
         Self { layout, pipeline }

@@ -3,7 +3,7 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::gpu_util::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::common::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
 
 /// Byte offsets of the counters buffer (see `indirect.wgsl`).
 pub const PAIRS_NEEDED_OFFSET: u64 = 4;
@@ -27,11 +27,7 @@ impl IndirectPass {
             "splat indirect args",
             &[storage(0, false), uniform(1, false)],
         );
-        let module = shader_module(
-            device,
-            "splat indirect args",
-            include_str!("shaders/indirect.wgsl"),
-        );
+        let module = shader_module(device, "splat indirect args", include_str!("indirect.wgsl"));
         let visible = compute_pipeline(
             device,
             "splat visible dispatch",

@@ -3,13 +3,13 @@
 use bevy::math::UVec2;
 use wgpu::{BindGroup, Device, RenderPipeline, TextureView};
 
-use super::SplatPipelines;
 use super::band_buffers::BandBuffers;
-use super::depth_sort::DEPTH_KEY_BITS;
-use super::gpu_cloud::{GpuChunk, GpuSplats};
-use super::preprocess::CHUNK_PARAMS_STRIDE;
-use super::radix_sort::RadixSort;
-use super::tile_order::TILE_ORDER_KEY_BITS;
+use super::dispatch::Dispatch;
+use crate::render::passes::SplatPipelines;
+use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
+use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
+use crate::render::passes::radix_sort::RadixSort;
+use crate::render::passes::tile_order::TILE_ORDER_KEY_BITS;
 
 pub struct SplatFrame {
     /// Top to bottom, one per band of the view.
@@ -36,20 +36,6 @@ pub struct BandFrame {
     pub tile_render: BindGroup,
     /// The tile render's grid: every tile column, the band's tile rows.
     pub tiles: UVec2,
-}
-
-/// One preprocess dispatch: a chunk of an asset for a run of instances of it.
-pub struct Dispatch<'a> {
-    pub chunk: &'a GpuChunk,
-    pub splats: &'a GpuSplats,
-    pub first_instance: u32,
-    pub instance_count: u32,
-}
-
-impl Dispatch<'_> {
-    pub fn threads(&self) -> u32 {
-        self.chunk.count * self.instance_count
-    }
 }
 
 /// Bits of the pairs' sort key: the tile id.

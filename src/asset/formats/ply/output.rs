@@ -1,7 +1,7 @@
 //! The output arrays, allocated once and filled in place, one splat at a time.
 
 use super::layout::{Slot, VertexLayout};
-use super::{DecodedSplats, SplatGeometry};
+use crate::asset::decoded::{DecodedSplats, SplatGeometry};
 
 pub(super) struct Output {
     geometry: Vec<SplatGeometry>,

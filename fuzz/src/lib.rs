@@ -1,0 +1,18 @@
+//! The crate's decoders, included by path and re-exported in the module tree they have
+//! in `bevy_splat` (`crate::asset::decoded`, `crate::asset::formats::*`): they have no
+//! Bevy dependency, so the fuzz targets build in seconds, sanitizers and all.
+
+#[path = "../../src/asset/decoded.rs"]
+#[doc(hidden)]
+pub mod decoded;
+#[path = "../../src/asset/formats/ply/mod.rs"]
+#[doc(hidden)]
+pub mod ply;
+
+pub mod asset {
+    pub use crate::decoded;
+
+    pub mod formats {
+        pub use crate::ply;
+    }
+}

@@ -1,0 +1,70 @@
+//! The compute passes of the splat pipeline, one module per pass with its WGSL beside
+//! it under the same stem. In frame order, per band of a view:
+//!
+//! 1. [`preprocess`]: project every splat, evaluate its SH colour, count its tiles and
+//!    write its depth key;
+//! 2. [`indirect`]: turn the GPU's counts into dispatch arguments;
+//! 3. depth sort: [`radix_sort`] of the visible splats by depth, then [`depth_sort`]
+//!    gathers their tile counts in that order;
+//! 4. [`scan`]: the counts become each splat's first pair slot;
+//! 5. [`duplicate`]: one (tile, splat) pair per tile a splat touches;
+//! 6. tile sort: a stable [`radix_sort`] of the pairs by tile;
+//! 7. [`tile_range`]: each tile's run of pairs, and [`tile_order`]: the busiest tiles
+//!    first;
+//! 8. [`tile_render`]: blend each tile's splats front to back into the splat layer;
+//!
+//! and once per view, [`composite`]: the layer over the camera's image.
+//!
+//! [`common`] holds what every pass is built with (the shared WGSL, layout and bind
+//! group helpers). Passes know nothing of Bevy's ECS: they take wgpu buffers, so the
+//! GPU tests can drive them on their own.
+
+pub(crate) mod common;
+pub(crate) mod composite;
+pub(crate) mod depth_sort;
+pub(crate) mod duplicate;
+pub(crate) mod indirect;
+pub(crate) mod preprocess;
+pub mod radix_sort;
+pub mod scan;
+pub(crate) mod tile_order;
+pub(crate) mod tile_range;
+pub(crate) mod tile_render;
+
+use bevy::ecs::resource::Resource;
+
+/// Every pipeline of the splat passes, built once per render device.
+#[derive(Resource)]
+pub struct SplatPipelines {
+    pub(crate) preprocess: preprocess::PreprocessPass,
+    pub(crate) indirect: indirect::IndirectPass,
+    pub(crate) depth_sort: depth_sort::DepthSortPass,
+    pub(crate) scan: scan::PrefixScan,
+    pub(crate) duplicate: duplicate::DuplicatePass,
+    /// Sorts 64-bit keys: the visible splats by depth.
+    pub(crate) sort: radix_sort::RadixSort,
+    /// Sorts 32-bit keys: pairs by tile, tiles by work.
+    pub(crate) tile_sort: radix_sort::RadixSort,
+    pub(crate) tile_range: tile_range::TileRangePass,
+    pub(crate) tile_order: tile_order::TileOrderPass,
+    pub(crate) tile_render: tile_render::TileRenderPass,
+    pub(crate) composite: composite::CompositePass,
+}
+
+impl SplatPipelines {
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self {
+            preprocess: preprocess::PreprocessPass::new(device),
+            indirect: indirect::IndirectPass::new(device),
+            depth_sort: depth_sort::DepthSortPass::new(device),
+            scan: scan::PrefixScan::new(device),
+            duplicate: duplicate::DuplicatePass::new(device),
+            sort: radix_sort::RadixSort::new(device),
+            tile_sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32),
+            tile_range: tile_range::TileRangePass::new(device),
+            tile_order: tile_order::TileOrderPass::new(device),
+            tile_render: tile_render::TileRenderPass::new(device),
+            composite: composite::CompositePass::new(device),
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! What each camera view keeps across frames, and the frame it records.
+//!
+//! - [`bands`]: how a view is cut into bands of tile rows, each within one storage
+//!   binding (a pure policy);
+//! - [`band_buffers`]: one band's working buffers and their capacities;
+//! - [`sizing`]: which bands and buffers a view needs this frame, from the GPU's latest
+//!   counts;
+//! - [`splat_layer`]: the texture the bands draw into and the composite reads;
+//! - [`uniform`]: the camera as the passes see it;
+//! - [`dispatch`] and [`frame`]: every bind group of one frame, built in prepare and
+//!   recorded by the node;
+//! - [`readback`]: the bands' counters, read back a frame late;
+//! - [`stats`]: those counts, shared with the main world.
+
+pub mod band_buffers;
+pub mod bands;
+pub mod dispatch;
+pub mod frame;
+pub mod readback;
+pub mod sizing;
+pub mod splat_layer;
+pub mod stats;
+pub mod uniform;
+
+use band_buffers::BandBuffers;
+use readback::CounterReadback;
+use splat_layer::SplatLayer;
+
+/// What one camera view keeps across frames: the splat layer its bands draw into, the
+/// bands' working buffers, and the read-back of their counters.
+pub struct ViewBuffers {
+    pub layer: SplatLayer,
+    /// Top to bottom; each draws its own tile rows of the layer.
+    pub bands: Vec<BandBuffers>,
+    /// Reads back every band's counters; built for this many bands.
+    pub readback: CounterReadback,
+}
