@@ -22,6 +22,8 @@
 
 use std::num::NonZeroU64;
 
+use wgpu::util::DeviceExt;
+
 use super::common::{
     buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
 };
@@ -351,17 +353,11 @@ impl SortBuffers {
         let mut init = [0u32; STATE_WORDS];
         init[0] = count_index;
         init[1] = capacity;
-        let state = device.create_buffer(&wgpu::BufferDescriptor {
+        let state = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("radix sort state"),
-            size: (STATE_WORDS * 4) as u64,
+            contents: bytemuck::cast_slice(&init),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
-            mapped_at_creation: true,
         });
-        state
-            .slice(..)
-            .get_mapped_range_mut()
-            .copy_from_slice(bytemuck::cast_slice(&init));
-        state.unmap();
 
         // Parameters of every (pass, digit width): which word, shift and mask.
         let entries = (MAX_PASSES * RADIX_BITS) as usize;
@@ -375,17 +371,11 @@ impl SortBuffers {
                 params[at + 2] = (1u32 << bits) - 1;
             }
         }
-        let params_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        let params_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("radix sort pass params"),
-            size: (params.len() * 4) as u64,
+            contents: bytemuck::cast_slice(&params),
             usage: wgpu::BufferUsages::UNIFORM,
-            mapped_at_creation: true,
         });
-        params_buffer
-            .slice(..)
-            .get_mapped_range_mut()
-            .copy_from_slice(bytemuck::cast_slice(&params));
-        params_buffer.unmap();
 
         let hist_capacity = capacity.div_ceil(SORT_BLOCK) * RADIX;
         let hist = device.create_buffer(&wgpu::BufferDescriptor {

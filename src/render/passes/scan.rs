@@ -17,6 +17,8 @@
 
 use std::num::NonZeroU64;
 
+use wgpu::util::DeviceExt;
+
 use super::common::{
     buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
 };
@@ -215,17 +217,11 @@ impl ScanBuffers {
         for k in 0..caps.len() {
             init[record_word(k) + 5] = total_index;
         }
-        let state = device.create_buffer(&wgpu::BufferDescriptor {
+        let state = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("prefix scan state"),
-            size: (init.len() * 4) as u64,
+            contents: bytemuck::cast_slice(&init),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
-            mapped_at_creation: true,
         });
-        state
-            .slice(..)
-            .get_mapped_range_mut()
-            .copy_from_slice(bytemuck::cast_slice(&init));
-        state.unmap();
 
         let levels: Vec<wgpu::Buffer> = caps[1..]
             .iter()
