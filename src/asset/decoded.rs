@@ -28,9 +28,38 @@ pub struct DecodedSplats {
     pub sh: Vec<f32>,
     /// Splats with any NaN/Inf value (they load; the renderer culls them).
     pub non_finite: usize,
+    /// The file says the scene was trained with antialiasing (Mip-Splatting's 2-D
+    /// filter, gsplat's `rasterize_mode="antialiased"`), so it should be drawn so.
+    pub antialiased: bool,
 }
 
 impl DecodedSplats {
+    /// Wraps decoded arrays, counting the splats that hold a NaN or an infinity.
+    /// `sh` holds `sh_stride(sh_degree)` floats per splat.
+    pub fn from_parts(
+        geometry: Vec<SplatGeometry>,
+        sh: Vec<f32>,
+        sh_degree: u8,
+        antialiased: bool,
+    ) -> Self {
+        let stride = sh_stride(sh_degree);
+        let non_finite = geometry
+            .iter()
+            .zip(sh.chunks_exact(stride))
+            .filter(|(g, sh)| {
+                let geometry: &[f32; 12] = bytemuck::cast_ref(*g);
+                !geometry.iter().chain(sh.iter()).all(|v| v.is_finite())
+            })
+            .count();
+        Self {
+            geometry,
+            sh_degree,
+            sh,
+            non_finite,
+            antialiased,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.geometry.len()
     }
@@ -49,4 +78,20 @@ impl DecodedSplats {
 pub(crate) fn sh_stride(degree: u8) -> usize {
     let coefficients = (degree as usize + 1) * (degree as usize + 1);
     3 * coefficients
+}
+
+/// Inria's SH basis constant of degree 0: colour = 0.5 + `SH_C0` · f_dc.
+pub const SH_C0: f32 = 0.282_094_8;
+
+/// The DC coefficient that gives `colour` (0..1) under the Inria convention.
+pub fn f_dc_from_colour(colour: f32) -> f32 {
+    (colour - 0.5) / SH_C0
+}
+
+/// Opacity as the logit the renderer takes. Quantised formats store 0 and 1, whose
+/// logits are infinite; they are kept a millionth inside, which no 8-bit step can
+/// tell apart, so every decoded value is finite.
+pub fn opacity_logit(alpha: f32) -> f32 {
+    let alpha = alpha.clamp(1e-6, 1.0 - 1e-6);
+    (alpha / (1.0 - alpha)).ln()
 }

@@ -170,6 +170,7 @@ pub(super) fn subset(s: &DecodedSplats, n: usize, degree: u8) -> DecodedSplats {
             .flat_map(|i| s.sh[i * stride..][..new_stride].to_vec())
             .collect(),
         non_finite: 0,
+        antialiased: false,
     }
 }
 

@@ -5,6 +5,7 @@
 use bevy_splat::asset::DecodedSplats;
 use bevy_splat::asset::formats::ply::decode;
 
+mod compressed;
 mod encodings;
 mod malformed;
 mod real_files;

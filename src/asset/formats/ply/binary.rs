@@ -49,25 +49,57 @@ pub(super) fn decode(
 fn skip_elements(body: &[u8], elements: &[Element], big_endian: bool) -> Result<usize, PlyError> {
     let mut pos = 0;
     for element in elements {
-        let remaining = body.len() - pos;
-        let fixed_size = element
-            .properties
-            .iter()
-            .map(|p| match p.ty {
-                PropType::Scalar(s) => Some(s.size()),
-                PropType::List { .. } => None,
-            })
-            .sum::<Option<usize>>();
-        pos += match fixed_size {
-            Some(0) => 0,
-            Some(size) => match element.count.checked_mul(size) {
-                Some(bytes) if bytes <= remaining => bytes,
-                _ => return Err(truncated(element, remaining / size)),
-            },
-            None => walk_records(&body[pos..], element, big_endian)?,
-        };
+        pos += element_bytes(&body[pos..], element, big_endian)?;
     }
     Ok(pos)
+}
+
+/// Where each element's records start in the body. Each one's bytes are checked to be
+/// there, so `offsets[i] + count * record size` of a list-free element is in bounds.
+pub(super) fn element_offsets(
+    body: &[u8],
+    elements: &[Element],
+    big_endian: bool,
+) -> Result<Vec<usize>, PlyError> {
+    let mut offsets = Vec::with_capacity(elements.len());
+    let mut pos = 0;
+    for element in elements {
+        offsets.push(pos);
+        pos += element_bytes(&body[pos..], element, big_endian)?;
+    }
+    Ok(offsets)
+}
+
+/// Bytes taken by one element's records at the start of `body`.
+fn element_bytes(body: &[u8], element: &Element, big_endian: bool) -> Result<usize, PlyError> {
+    let fixed_size = element
+        .properties
+        .iter()
+        .map(|p| match p.ty {
+            PropType::Scalar(s) => Some(s.size()),
+            PropType::List { .. } => None,
+        })
+        .sum::<Option<usize>>();
+    Ok(match fixed_size {
+        Some(0) => 0,
+        Some(size) => match element.count.checked_mul(size) {
+            Some(bytes) if bytes <= body.len() => bytes,
+            _ => return Err(truncated(element, body.len() / size)),
+        },
+        None => walk_records(body, element, big_endian)?,
+    })
+}
+
+/// A little- or big-endian `f32` from the start of `b` (at least 4 bytes).
+#[inline(always)]
+pub(super) fn get_f32(b: &[u8], big_endian: bool) -> f32 {
+    get!(b, f32, big_endian)
+}
+
+/// A little- or big-endian `u32` from the start of `b` (at least 4 bytes).
+#[inline(always)]
+pub(super) fn get_u32(b: &[u8], big_endian: bool) -> u32 {
+    get!(b, u32, big_endian)
 }
 
 /// Bytes taken by an element's records when some properties are lists.

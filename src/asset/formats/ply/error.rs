@@ -112,4 +112,37 @@ pub enum PlyError {
         /// Properties in the vertex element.
         expected: usize,
     },
+    /// A compressed PLY with an ASCII body; PlayCanvas writes binary only.
+    #[error("compressed PLY (chunk and packed vertex elements) with an ASCII body")]
+    CompressedAscii,
+    /// A property of the compressed layout has another type than it must.
+    #[error("compressed PLY: property {property} is {found}, expected {expected}")]
+    CompressedType {
+        /// `element.property`.
+        property: String,
+        /// The type the layout needs.
+        expected: &'static str,
+        /// The type the header declares.
+        found: &'static str,
+    },
+    /// The chunk count does not match the vertex count (one chunk per 256 splats).
+    #[error(
+        "compressed PLY: {chunks} chunks for {vertices} vertices (expected {expected}, one per 256)"
+    )]
+    CompressedChunkCount {
+        /// Chunks in the header.
+        chunks: usize,
+        /// Vertices in the header.
+        vertices: usize,
+        /// `ceil(vertices / 256)`.
+        expected: usize,
+    },
+    /// The `sh` element has another count than `vertex`.
+    #[error("compressed PLY: {sh} sh records for {vertices} vertices")]
+    CompressedShCount {
+        /// Records of the `sh` element.
+        sh: usize,
+        /// Vertices in the header.
+        vertices: usize,
+    },
 }

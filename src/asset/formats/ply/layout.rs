@@ -119,7 +119,12 @@ fn slot_of(name: &str, rest_per_channel: usize) -> Option<Slot> {
 /// The file stores `f_rest_*` channel-major (all R coefficients 1.., then G, then B);
 /// slots are coefficient-major.
 fn rest_slot(j: usize, rest_per_channel: usize) -> Slot {
+    Slot::Sh(rest_sh_index(j, rest_per_channel))
+}
+
+/// Where `f_rest_{j}` goes in a coefficient-major SH row.
+pub(super) fn rest_sh_index(j: usize, rest_per_channel: usize) -> usize {
     let channel = j / rest_per_channel;
     let coefficient = 1 + j % rest_per_channel;
-    Slot::Sh(3 * coefficient + channel)
+    3 * coefficient + channel
 }

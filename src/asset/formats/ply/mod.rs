@@ -8,6 +8,7 @@
 
 mod ascii;
 mod binary;
+mod compressed;
 mod error;
 mod header;
 mod layout;
@@ -23,6 +24,9 @@ use layout::VertexLayout;
 /// Decodes a whole PLY file held in memory.
 pub fn decode(bytes: &[u8]) -> Result<DecodedSplats, PlyError> {
     let header = header::parse(bytes)?;
+    if compressed::is_compressed(&header) {
+        return compressed::decode(bytes, &header);
+    }
     let vertex_index = header
         .elements
         .iter()

@@ -55,6 +55,7 @@ impl Output {
             sh_degree: self.sh_degree,
             sh: self.sh,
             non_finite,
+            antialiased: false,
         }
     }
 }
