@@ -75,7 +75,7 @@ impl DecodedSplats {
 }
 
 /// Floats of SH data per splat at `degree`: `3 * (degree + 1)²`.
-pub(crate) fn sh_stride(degree: u8) -> usize {
+pub fn sh_stride(degree: u8) -> usize {
     let coefficients = (degree as usize + 1) * (degree as usize + 1);
     3 * coefficients
 }
@@ -91,7 +91,8 @@ pub fn f_dc_from_colour(colour: f32) -> f32 {
 /// Opacity as the logit the renderer takes. Quantised formats store 0 and 1, whose
 /// logits are infinite; they are kept a millionth inside, which no 8-bit step can
 /// tell apart, so every decoded value is finite.
+/// (Worked in f64: in f32, 1 − α near 1 keeps only a few bits.)
 pub fn opacity_logit(alpha: f32) -> f32 {
-    let alpha = alpha.clamp(1e-6, 1.0 - 1e-6);
-    (alpha / (1.0 - alpha)).ln()
+    let alpha = f64::from(alpha).clamp(1e-6, 1.0 - 1e-6);
+    (alpha / (1.0 - alpha)).ln() as f32
 }

@@ -26,7 +26,7 @@ fn rotation_gap(a: [f32; 4], b: [f32; 4]) -> f32 {
 
 #[test]
 fn the_angel_matches_its_inria_decoding_within_one_step() {
-    let packed = load("angel.compressed.ply");
+    let packed = load("formats/angel.compressed.ply");
     let plain = load("angel_sh0.ply");
     assert_eq!(packed.len(), 71_377);
     assert_eq!(packed.len(), plain.len());
@@ -378,7 +378,7 @@ fn malformed_compressed_files_name_their_problem() {
         );
     }
     // The real file, cut anywhere, too.
-    let real = data("angel.compressed.ply");
+    let real = data("formats/angel.compressed.ply");
     for cut in (0..real.len()).step_by(real.len() / 97) {
         assert!(decode(&real[..cut]).is_err(), "cut at {cut}");
     }

@@ -4,3 +4,8 @@
 //! [`DecodedSplats`]: crate::asset::DecodedSplats
 
 pub mod ply;
+#[cfg(feature = "sog")]
+pub mod sog;
+pub mod splat;
+#[cfg(feature = "spz")]
+pub mod spz;
