@@ -19,6 +19,20 @@ use crate::asset::GaussianSplats;
 #[component(on_add = add_visibility_class::<GaussianCloud>)]
 pub struct GaussianCloud(pub Handle<GaussianSplats>);
 
+/// How a cloud's splats are rasterized, as gsplat's `rasterize_mode` says it. Without
+/// this component a cloud follows its asset: antialiased where the file says it was
+/// trained so ([`GaussianSplats::antialiased`]), classic otherwise.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SplatRasterMode {
+    /// The 3DGS reference: each splat's screen footprint widened by 0.3 px².
+    #[default]
+    Classic,
+    /// Mip-Splatting's 2-D filter: the same widening, with each splat's opacity scaled
+    /// by √(det Σ₂ᴅ / det(Σ₂ᴅ + 0.3·I)) so its total weight is kept. For scenes
+    /// trained that way; on others it makes small splats fainter.
+    Antialiased,
+}
+
 impl From<Handle<GaussianSplats>> for GaussianCloud {
     fn from(handle: Handle<GaussianSplats>) -> Self {
         Self(handle)

@@ -26,8 +26,10 @@ use bevy::asset::AssetApp;
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::ecs::schedule::IntoScheduleConfigs;
 
-pub use asset::{GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError};
-pub use cloud::GaussianCloud;
+pub use asset::{
+    GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings,
+};
+pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use render::{SplatComposite, SplatMemory, SplatStats, SplatViewStats};
 
 /// Registers the splat asset, its PLY loader, the [`GaussianCloud`] component and,
@@ -38,7 +40,7 @@ pub struct GaussianSplatPlugin;
 impl Plugin for GaussianSplatPlugin {
     fn build(&self, app: &mut App) {
         app.init_asset::<GaussianSplats>()
-            .init_asset_loader::<PlyLoader>()
+            .init_asset_loader::<SplatLoader>()
             .add_systems(
                 PostUpdate,
                 cloud::update_cloud_bounds.in_set(VisibilitySystems::CalculateBounds),

@@ -37,16 +37,20 @@ struct ViewResult {
 fn render_scene(scene: &str, extra: &[&str]) -> Vec<ViewResult> {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("parity{}", extra.join("")));
     let cameras_path = manifest(&format!("tests/reference/{scene}.cameras.json"));
-    let written = cli::run([
-        "--ply".to_string(),
-        manifest(&format!("tests/data/{scene}.ply"))
-            .display()
-            .to_string(),
-        "--cameras".to_string(),
-        cameras_path.display().to_string(),
-        "--out".to_string(),
-        out.display().to_string(),
-    ])
+    let written = cli::run(
+        [
+            "--ply".to_string(),
+            manifest(&format!("tests/data/{scene}.ply"))
+                .display()
+                .to_string(),
+            "--cameras".to_string(),
+            cameras_path.display().to_string(),
+            "--out".to_string(),
+            out.display().to_string(),
+        ]
+        .into_iter()
+        .chain(extra.iter().map(|s| s.to_string())),
+    )
     .unwrap();
     let cameras = InriaCamera::parse_all(&std::fs::read_to_string(&cameras_path).unwrap()).unwrap();
     assert_eq!(written.len(), cameras.len());
@@ -58,7 +62,12 @@ fn render_scene(scene: &str, extra: &[&str]) -> Vec<ViewResult> {
             let ours = image::open(out.join(format!("{}.png", camera.img_name)))
                 .unwrap()
                 .to_rgb8();
-            let reference = image::open(manifest(&format!("tests/reference/{name}.png")))
+            let folder = if extra.contains(&"antialiased") {
+                "tests/reference/antialiased"
+            } else {
+                "tests/reference"
+            };
+            let reference = image::open(manifest(&format!("{folder}/{name}.png")))
                 .unwrap()
                 .to_rgb8();
             assert_eq!(ours.dimensions(), reference.dimensions());
@@ -117,4 +126,16 @@ fn fruit_drops_matches_gsplat() {
 #[test]
 fn fruit_drops_with_half_precision_sh_matches_gsplat() {
     check_scene("fruit_drops_sh3", &["--half-sh"]);
+}
+
+/// gsplat's `rasterize_mode="antialiased"` (Mip-Splatting's 2-D filter) on the same
+/// views: `tests/reference/antialiased/` was rendered by `bench/gsplat_reference.py`.
+#[test]
+fn angel_antialiased_matches_gsplat() {
+    check_scene("angel_sh0", &["--raster-mode", "antialiased"]);
+}
+
+#[test]
+fn fruit_drops_antialiased_matches_gsplat() {
+    check_scene("fruit_drops_sh3", &["--raster-mode", "antialiased"]);
 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use bevy::math::UVec2;
 use bevy::transform::components::Transform;
 use bevy_splat::GaussianSplats;
-use bevy_splat::asset::formats::ply;
+use bevy_splat::SplatRasterMode;
+use bevy_splat::asset::formats;
 use bevy_splat::cameras::InriaCamera;
 
 use crate::headless::Headless;
@@ -18,20 +19,35 @@ struct Args {
     cameras: PathBuf,
     out: PathBuf,
     half_precision_sh: bool,
+    raster_mode: Option<SplatRasterMode>,
 }
 
-const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--half-sh]";
+const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--half-sh] \
+                     [--raster-mode classic|antialiased] (FILE: .ply, .splat, .spz, .sog or a SOG meta.json)";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut ply = None;
     let mut cameras = None;
     let mut out = None;
     let mut half_precision_sh = false;
+    let mut raster_mode = None;
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
         let slot = match flag.as_str() {
             "--half-sh" => {
                 half_precision_sh = true;
+                continue;
+            }
+            "--raster-mode" => {
+                raster_mode = Some(match args.next().as_deref() {
+                    Some("classic") => SplatRasterMode::Classic,
+                    Some("antialiased") => SplatRasterMode::Antialiased,
+                    _ => {
+                        return Err(format!(
+                            "--raster-mode takes classic or antialiased; {USAGE}"
+                        ));
+                    }
+                });
                 continue;
             }
             "--ply" => &mut ply,
@@ -50,6 +66,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         cameras: cameras.ok_or(format!("missing --cameras; {USAGE}"))?,
         out: out.ok_or(format!("missing --out; {USAGE}"))?,
         half_precision_sh,
+        raster_mode,
     })
 }
 
@@ -75,8 +92,10 @@ fn one_line(message: &str) -> String {
 
 fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, String> {
     let args = parse_args(args)?;
-    let bytes = read(&args.ply)?;
-    let splats = ply::decode(&bytes).map_err(|e| format!("{}: {e}", args.ply.display()))?;
+    let splats = formats::decode_path(&args.ply).map_err(|e| match e {
+        formats::PathDecodeError::Io(path, e) => format!("cannot read {path}: {e}"),
+        e => format!("{}: {e}", args.ply.display()),
+    })?;
     let json = read(&args.cameras)?;
     let json = String::from_utf8(json)
         .map_err(|_| format!("{}: not UTF-8 text", args.cameras.display()))?;
@@ -88,7 +107,10 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
     let mut headless = Headless::new();
     let handle = headless
         .add_splats(GaussianSplats::from(splats).with_half_precision_sh(args.half_precision_sh));
-    headless.spawn_cloud(handle, Transform::IDENTITY);
+    let cloud = headless.spawn_cloud(handle, Transform::IDENTITY);
+    if let Some(mode) = args.raster_mode {
+        headless.app.world_mut().entity_mut(cloud).insert(mode);
+    }
     let views: Vec<_> = cameras
         .iter()
         .map(|camera| {

@@ -4,17 +4,25 @@ use bevy::log::{info, warn};
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
-use super::formats::ply::{self, PlyError};
+use super::decoded::DecodedSplats;
+use super::formats::{self, DecodeError, Format};
 use super::splats::GaussianSplats;
 
-/// Loads Inria-format 3DGS `.ply` files into [`GaussianSplats`].
+/// Loads every single-cloud splat file into [`GaussianSplats`]: Inria and compressed
+/// `.ply`, `.splat`, `.spz`, a `.sog` bundle and a SOG `meta.json` (its images read
+/// from beside it). The extension picks the decoder, the content must agree.
 #[derive(Default, TypePath)]
-pub struct PlyLoader;
+pub struct SplatLoader;
 
-/// How [`PlyLoader`] prepares what it loads. Use with
-/// `asset_server.load_with_settings(path, |s: &mut PlyLoaderSettings| ...)`.
+/// The loader's former name, from when it read only PLY files.
+pub type PlyLoader = SplatLoader;
+/// The loader settings' former name.
+pub type PlyLoaderSettings = SplatLoaderSettings;
+
+/// How [`SplatLoader`] prepares what it loads. Use with
+/// `asset_server.load_with_settings(path, |s: &mut SplatLoaderSettings| ...)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlyLoaderSettings {
+pub struct SplatLoaderSettings {
     /// Keep the SH coefficients as f16 on the GPU (see
     /// [`GaussianSplats::with_half_precision_sh`]).
     pub half_precision_sh: bool,
@@ -26,26 +34,97 @@ pub enum SplatLoadError {
     /// The file could not be read.
     #[error("could not read the splat file: {0}")]
     Io(#[from] std::io::Error),
-    /// The bytes are not a valid 3DGS PLY file.
-    #[error("invalid 3DGS PLY file: {0}")]
-    Ply(#[from] PlyError),
+    /// A file a SOG `meta.json` names could not be read.
+    #[error("could not read {path}, which the SOG meta.json names: {message}")]
+    SiblingFile { path: String, message: String },
+    /// The extension is not one of a splat format.
+    #[error("{0}: not a splat file extension")]
+    UnknownExtension(String),
+    /// The bytes are not a valid file of their format.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
 }
 
-impl AssetLoader for PlyLoader {
+impl SplatLoader {
+    async fn decode(
+        bytes: &[u8],
+        format: Format,
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<DecodedSplats, SplatLoadError> {
+        #[cfg(feature = "spz")]
+        if format == Format::Spz {
+            format.confirm(bytes)?;
+            let (splats, info) =
+                formats::spz::decode_with_info(bytes).map_err(DecodeError::from)?;
+            if info.dropped_sh_bands() {
+                warn!(
+                    "{}: SPZ with SH degree {}; bands above {} are not drawn",
+                    load_context.path(),
+                    info.stored_sh_degree,
+                    info.loaded_sh_degree
+                );
+            }
+            return Ok(splats);
+        }
+        if format != Format::SogMeta {
+            return Ok(formats::decode(format, bytes)?);
+        }
+        #[cfg(feature = "sog")]
+        {
+            format.confirm(bytes)?;
+            let meta = formats::sog::parse_meta(bytes).map_err(DecodeError::from)?;
+            let mut images = std::collections::HashMap::new();
+            for file in meta.image_files() {
+                // Relative to the folder that holds meta.json.
+                let path = load_context.path().resolve_embed_str(file).map_err(|e| {
+                    SplatLoadError::SiblingFile {
+                        path: file.to_owned(),
+                        message: e.to_string(),
+                    }
+                })?;
+                let image = load_context
+                    .read_asset_bytes(path.clone())
+                    .await
+                    .map_err(|e| SplatLoadError::SiblingFile {
+                        path: path.to_string(),
+                        message: e.to_string(),
+                    })?;
+                images.insert(file.to_owned(), image);
+            }
+            Ok(
+                formats::sog::decode_images(&meta, |name| images.get(name).map(Vec::as_slice))
+                    .map_err(DecodeError::from)?,
+            )
+        }
+        #[cfg(not(feature = "sog"))]
+        {
+            let _ = load_context;
+            Err(DecodeError::FeatureDisabled {
+                format,
+                feature: "sog",
+            }
+            .into())
+        }
+    }
+}
+
+impl AssetLoader for SplatLoader {
     type Asset = GaussianSplats;
-    type Settings = PlyLoaderSettings;
+    type Settings = SplatLoaderSettings;
     type Error = SplatLoadError;
 
     async fn load(
         &self,
         reader: &mut dyn Reader,
-        settings: &PlyLoaderSettings,
+        settings: &SplatLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<GaussianSplats, SplatLoadError> {
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes).await?;
-        let decoded = ply::decode(&bytes)?;
-        let path = load_context.path();
+        let path = load_context.path().to_string();
+        let format =
+            Format::of_path(&path).ok_or(SplatLoadError::UnknownExtension(path.clone()))?;
+        let decoded = Self::decode(&bytes, format, load_context).await?;
         if decoded.non_finite > 0 {
             warn!(
                 "{path}: {} of {} splats hold NaN or infinite values; the renderer culls them",
@@ -54,14 +133,20 @@ impl AssetLoader for PlyLoader {
             );
         }
         info!(
-            "{path}: {} splats, SH degree {}",
+            "{path}: {} splats, SH degree {}{} ({})",
             decoded.len(),
-            decoded.sh_degree
+            decoded.sh_degree,
+            if decoded.antialiased {
+                ", trained antialiased"
+            } else {
+                ""
+            },
+            format.name()
         );
         Ok(GaussianSplats::from(decoded).with_half_precision_sh(settings.half_precision_sh))
     }
 
     fn extensions(&self) -> &[&str] {
-        &["ply"]
+        &["ply", "splat", "spz", "sog", "meta.json"]
     }
 }

@@ -10,5 +10,5 @@ mod loader;
 mod splats;
 
 pub use decoded::{DecodedSplats, SplatGeometry};
-pub use loader::{PlyLoader, PlyLoaderSettings, SplatLoadError};
+pub use loader::{PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings};
 pub use splats::GaussianSplats;

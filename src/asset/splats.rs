@@ -17,6 +17,7 @@ pub struct GaussianSplats {
     sh_degree: u8,
     bounds: Option<Aabb>,
     half_precision_sh: bool,
+    antialiased: bool,
 }
 
 impl GaussianSplats {
@@ -40,6 +41,7 @@ impl GaussianSplats {
             sh_degree,
             bounds,
             half_precision_sh: false,
+            antialiased: false,
         })
     }
 
@@ -86,6 +88,20 @@ impl GaussianSplats {
         self.half_precision_sh
     }
 
+    /// Marks the scene as trained with antialiasing (Mip-Splatting's 2-D filter,
+    /// gsplat's `rasterize_mode="antialiased"`): clouds of it draw in
+    /// [`SplatRasterMode::Antialiased`](crate::SplatRasterMode) unless they say
+    /// otherwise. Loaders set it from the file (SPZ's flag, SOG's `antialias`).
+    pub fn with_antialiased(mut self, antialiased: bool) -> Self {
+        self.antialiased = antialiased;
+        self
+    }
+
+    /// Whether the file says the scene was trained with antialiasing.
+    pub fn antialiased(&self) -> bool {
+        self.antialiased
+    }
+
     /// Box holding every finite splat out to three standard deviations, in the
     /// cloud's own frame; `None` when no splat is finite.
     pub fn bounds(&self) -> Option<Aabb> {
@@ -102,6 +118,7 @@ impl From<DecodedSplats> for GaussianSplats {
             sh_degree: decoded.sh_degree,
             bounds,
             half_precision_sh: false,
+            antialiased: decoded.antialiased,
         }
     }
 }

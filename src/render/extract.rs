@@ -9,7 +9,7 @@ use bevy::render::sync_component::SyncComponent;
 use bevy::transform::components::GlobalTransform;
 
 use crate::asset::GaussianSplats;
-use crate::cloud::GaussianCloud;
+use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::render::passes::composite::SplatComposite;
 
 /// A cloud as the render world sees it this frame.
@@ -17,6 +17,8 @@ use crate::render::passes::composite::SplatComposite;
 pub struct ExtractedCloud {
     pub asset: AssetId<GaussianSplats>,
     pub world_from_cloud: Affine3A,
+    /// `None`: as the asset says.
+    pub raster_mode: Option<SplatRasterMode>,
 }
 
 impl SyncComponent for GaussianCloud {
@@ -24,16 +26,21 @@ impl SyncComponent for GaussianCloud {
 }
 
 impl ExtractComponent for GaussianCloud {
-    type QueryData = (&'static GaussianCloud, &'static GlobalTransform);
+    type QueryData = (
+        &'static GaussianCloud,
+        &'static GlobalTransform,
+        Option<&'static SplatRasterMode>,
+    );
     type QueryFilter = ();
     type Out = ExtractedCloud;
 
     fn extract_component(
-        (cloud, transform): QueryItem<'_, '_, Self::QueryData>,
+        (cloud, transform, raster_mode): QueryItem<'_, '_, Self::QueryData>,
     ) -> Option<Self::Out> {
         Some(ExtractedCloud {
             asset: cloud.0.id(),
             world_from_cloud: transform.affine(),
+            raster_mode: raster_mode.copied(),
         })
     }
 }

@@ -27,6 +27,8 @@ pub struct GpuSplats {
     pub sh_words: u32,
     /// The words hold pairs of f16 rather than one f32 each.
     pub sh_half: bool,
+    /// The asset was trained antialiased: its clouds draw so by default.
+    pub antialiased: bool,
     _bytes: GpuBytes,
 }
 
@@ -133,6 +135,7 @@ impl RenderAsset for GpuSplats {
             sh_stride: stride as u32,
             sh_words: words as u32,
             sh_half: half,
+            antialiased: splats.antialiased(),
             _bytes: memory.track(bytes),
         })
     }

@@ -32,7 +32,7 @@ use super::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
 use super::view::stats::SplatStats;
 use super::view::uniform::SplatCamera;
 use crate::asset::GaussianSplats;
-use crate::cloud::GaussianCloud;
+use crate::cloud::{GaussianCloud, SplatRasterMode};
 
 /// The splat work of every camera view, kept across frames.
 #[derive(Resource, Default)]
@@ -82,6 +82,12 @@ fn plan_dispatches<'a>(
         let instance = CloudInstance {
             cam_from_cloud: cam_from_cloud.to_cols_array_2d(),
             camera_in_cloud: camera_in_cloud.extend(1.0).to_array(),
+            antialiased: u32::from(
+                cloud
+                    .raster_mode
+                    .map_or(gpu.antialiased, |mode| mode == SplatRasterMode::Antialiased),
+            ),
+            _pad: [0; 3],
         };
         match by_asset.iter_mut().find(|(id, ..)| *id == cloud.asset) {
             Some((.., instances)) => instances.push(instance),

@@ -1,7 +1,9 @@
 //! One decoder per splat file format, each from bytes to [`DecodedSplats`]: pure Rust
 //! on byte slices, no Bevy, so each can be tested and fuzzed on its own.
 //!
-//! [`DecodedSplats`]: crate::asset::DecodedSplats
+//! A file's format is chosen by its extension and confirmed by its content
+//! ([`Format::of_path`], [`Format::sniff`]); [`decode`] runs the decoder of the
+//! single-file formats.
 
 pub mod ply;
 #[cfg(feature = "sog")]
@@ -9,3 +11,235 @@ pub mod sog;
 pub mod splat;
 #[cfg(feature = "spz")]
 pub mod spz;
+
+use crate::asset::decoded::DecodedSplats;
+
+/// A splat file format the crate reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Inria 3DGS PLY, or PlayCanvas's compressed PLY (`.ply`).
+    Ply,
+    /// antimatter15's headerless 32-byte records (`.splat`).
+    Splat,
+    /// Niantic's SPZ, versions 1-4 (`.spz`).
+    Spz,
+    /// PlayCanvas's SOG as one zip bundle (`.sog`).
+    SogBundle,
+    /// PlayCanvas's SOG as a `meta.json` beside its WebP images.
+    SogMeta,
+    /// glTF 2.0 (`.gltf`, `.glb`) with `KHR_gaussian_splatting`.
+    Gltf,
+}
+
+impl Format {
+    /// The format a file name's extension names (`meta.json` only as a whole name's
+    /// end, so that other JSON is not taken for SOG).
+    pub fn of_path(path: &str) -> Option<Format> {
+        let lower = path.to_ascii_lowercase();
+        if lower.ends_with("meta.json") {
+            return Some(Format::SogMeta);
+        }
+        match lower.rsplit_once('.')?.1 {
+            "ply" => Some(Format::Ply),
+            "splat" => Some(Format::Splat),
+            "spz" => Some(Format::Spz),
+            "sog" => Some(Format::SogBundle),
+            "gltf" | "glb" => Some(Format::Gltf),
+            _ => None,
+        }
+    }
+
+    /// What the bytes themselves say they are; `None` when no magic matches (a
+    /// `.splat` file has none).
+    pub fn sniff(bytes: &[u8]) -> Option<Format> {
+        if bytes.starts_with(b"ply\n") || bytes.starts_with(b"ply\r\n") {
+            return Some(Format::Ply);
+        }
+        if bytes.starts_with(b"glTF") {
+            return Some(Format::Gltf);
+        }
+        // SPZ v1-3 are gzip streams, v4 starts with its own magic.
+        if bytes.starts_with(&[0x1f, 0x8b]) || bytes.starts_with(b"NGSP") {
+            return Some(Format::Spz);
+        }
+        if bytes.starts_with(b"PK\x03\x04") {
+            return Some(Format::SogBundle);
+        }
+        let text = bytes.trim_ascii_start();
+        if text.starts_with(b"{") {
+            // Both are JSON objects; glTF's must hold `asset`, SOG's `means`.
+            let head = &text[..text.len().min(64 * 1024)];
+            let has = |key: &[u8]| head.windows(key.len()).any(|w| w == key);
+            if has(b"\"asset\"") {
+                return Some(Format::Gltf);
+            }
+            if has(b"\"means\"") {
+                return Some(Format::SogMeta);
+            }
+        }
+        None
+    }
+
+    /// The format's name as users know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Ply => "PLY",
+            Format::Splat => ".splat",
+            Format::Spz => "SPZ",
+            Format::SogBundle => "SOG bundle",
+            Format::SogMeta => "SOG meta.json",
+            Format::Gltf => "glTF",
+        }
+    }
+
+    /// Checks that the content agrees with the format the extension chose.
+    pub fn confirm(self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let found = Format::sniff(bytes);
+        match (self, found) {
+            (_, Some(found)) if found == self => Ok(()),
+            // A `.splat` has no magic: anything that is not another format's.
+            (Format::Splat, None) => Ok(()),
+            (_, Some(found)) => Err(DecodeError::FormatMismatch {
+                expected: self,
+                found: Some(found),
+            }),
+            (_, None) => Err(DecodeError::FormatMismatch {
+                expected: self,
+                found: None,
+            }),
+        }
+    }
+}
+
+/// Why a splat file did not decode. The `Display` text names the format and the
+/// problem.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// The extension names one format, the content is another (or none known).
+    #[error(
+        "not a {} file: its content is {}",
+        expected.name(),
+        found.map_or("no splat format this crate knows", Format::name)
+    )]
+    FormatMismatch {
+        expected: Format,
+        found: Option<Format>,
+    },
+    /// The format's decoder is not compiled in (its crate feature is off).
+    #[error("{} files need the `{feature}` feature of bevy_splat", format.name())]
+    FeatureDisabled {
+        format: Format,
+        feature: &'static str,
+    },
+    /// The format has more than one file or a scene: use its own decoder.
+    #[error("{} files are not read from one byte buffer here", .0.name())]
+    NotSingleFile(Format),
+    #[error("invalid PLY file: {0}")]
+    Ply(#[from] ply::PlyError),
+    #[error("invalid .splat file: {0}")]
+    Splat(#[from] splat::SplatFileError),
+    #[cfg(feature = "spz")]
+    #[error("invalid SPZ file: {0}")]
+    Spz(#[from] spz::SpzError),
+    #[cfg(feature = "sog")]
+    #[error("invalid SOG file: {0}")]
+    Sog(#[from] sog::SogError),
+}
+
+/// Decodes one file of a single-file format, after confirming its content.
+pub fn decode(format: Format, bytes: &[u8]) -> Result<DecodedSplats, DecodeError> {
+    format.confirm(bytes)?;
+    match format {
+        Format::Ply => Ok(ply::decode(bytes)?),
+        Format::Splat => Ok(splat::decode(bytes)?),
+        #[cfg(feature = "spz")]
+        Format::Spz => Ok(spz::decode(bytes)?),
+        #[cfg(not(feature = "spz"))]
+        Format::Spz => Err(DecodeError::FeatureDisabled {
+            format,
+            feature: "spz",
+        }),
+        #[cfg(feature = "sog")]
+        Format::SogBundle => Ok(sog::decode_bundle(bytes)?),
+        #[cfg(not(feature = "sog"))]
+        Format::SogBundle => Err(DecodeError::FeatureDisabled {
+            format,
+            feature: "sog",
+        }),
+        Format::SogMeta | Format::Gltf => Err(DecodeError::NotSingleFile(format)),
+    }
+}
+
+/// Decodes a file from disk, any format but glTF: a SOG `meta.json` reads its images
+/// from beside it. For tools and examples; apps load through the asset server.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn decode_path(path: &std::path::Path) -> Result<DecodedSplats, PathDecodeError> {
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| PathDecodeError::Io(p.display().to_string(), e))
+    };
+    let name = path.to_string_lossy();
+    let format = Format::of_path(&name)
+        .ok_or_else(|| PathDecodeError::UnknownExtension(name.to_string()))?;
+    let bytes = read(path)?;
+    if format != Format::SogMeta {
+        return Ok(decode(format, &bytes)?);
+    }
+    #[cfg(feature = "sog")]
+    {
+        format.confirm(&bytes)?;
+        let meta = sog::parse_meta(&bytes).map_err(DecodeError::from)?;
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let mut images = std::collections::HashMap::new();
+        for file in meta.image_files() {
+            images.insert(file.to_owned(), read(&dir.join(file))?);
+        }
+        Ok(
+            sog::decode_images(&meta, |name| images.get(name).map(Vec::as_slice))
+                .map_err(DecodeError::from)?,
+        )
+    }
+    #[cfg(not(feature = "sog"))]
+    Err(DecodeError::FeatureDisabled {
+        format,
+        feature: "sog",
+    }
+    .into())
+}
+
+/// Why [`decode_path`] failed.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, thiserror::Error)]
+pub enum PathDecodeError {
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+    #[error("{0}: not a splat file extension (.ply, .splat, .spz, .sog, meta.json, .gltf, .glb)")]
+    UnknownExtension(String),
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_and_magic_agree() {
+        assert_eq!(Format::of_path("a/b/Scene.PLY"), Some(Format::Ply));
+        assert_eq!(Format::of_path("x/meta.json"), Some(Format::SogMeta));
+        assert_eq!(Format::of_path("x/other.json"), None);
+        assert_eq!(Format::of_path("scene.glb"), Some(Format::Gltf));
+        assert_eq!(Format::sniff(b"ply\nformat"), Some(Format::Ply));
+        assert_eq!(Format::sniff(b"NGSP\x04"), Some(Format::Spz));
+        assert_eq!(Format::sniff(b" {\"means\": {}}"), Some(Format::SogMeta));
+        assert_eq!(Format::sniff(b"{\"asset\": {}}"), Some(Format::Gltf));
+        assert_eq!(Format::sniff(&[0u8; 32]), None);
+        assert!(Format::Splat.confirm(&[0u8; 32]).is_ok());
+        let err = Format::Splat.confirm(b"ply\n").unwrap_err();
+        assert_eq!(err.to_string(), "not a .splat file: its content is PLY");
+        let err = Format::Ply.confirm(&[0u8; 8]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not a PLY file: its content is no splat format this crate knows"
+        );
+    }
+}

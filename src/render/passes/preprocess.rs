@@ -16,6 +16,9 @@ pub struct CloudInstance {
     pub cam_from_cloud: [[f32; 4]; 4],
     /// Camera centre in the cloud's frame (w unused).
     pub camera_in_cloud: [f32; 4],
+    /// 1: scale opacities by the 2-D filter's compensation (`SplatRasterMode`).
+    pub antialiased: u32,
+    pub _pad: [u32; 3],
 }
 
 /// One preprocess dispatch: a chunk of an asset, drawn for a run of instances

@@ -18,6 +18,8 @@ struct CloudInstance {
     cam_from_cloud: mat4x4<f32>,
     // Camera centre in the cloud's frame: view directions for SH are taken there.
     camera_in_cloud: vec4<f32>,
+    // 1: Mip-Splatting's 2-D filter keeps each splat's weight (`SplatRasterMode`).
+    antialiased: u32,
 }
 
 struct ChunkParams {
@@ -152,7 +154,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         || !sh_finite(index) {
         return;
     }
-    let opacity = opacity_of(g.opacity_logit);
+    var opacity = opacity_of(g.opacity_logit);
     if !(opacity >= ALPHA_MIN) {
         return;
     }
@@ -210,6 +212,15 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     // Huge scales overflow to ∞ or NaN here: such splats are culled, never drawn.
     if !finite4(vec4<f32>(cov_a, cov_b, cov_c, det)) || !(det > 0.0) {
         return;
+    }
+    if cloud.antialiased == 1u {
+        // The blur widened the footprint; scaling opacity by the ratio of the
+        // determinants' roots keeps the splat's integral, as Mip-Splatting trains it.
+        let det_unblurred = (cov_a - 0.3) * (cov_c - 0.3) - cov_b * cov_b;
+        opacity *= sqrt(max(0.000025, det_unblurred / det));
+        if !(opacity >= ALPHA_MIN) {
+            return;
+        }
     }
 
     var splat: ProjectedSplat;

@@ -333,6 +333,6 @@ mod tests {
     fn sh_bytes_span_minus_four_to_four() {
         assert_eq!(unpack_sh(0), -4.0);
         assert_eq!(unpack_sh(255), 4.0);
-        assert!((unpack_sh(128) - 0.03125).abs() < 1e-6);
+        assert!((unpack_sh(128) - 0.015625).abs() < 1e-6);
     }
 }
