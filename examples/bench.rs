@@ -25,7 +25,7 @@ use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
 use bevy::prelude::*;
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::settings::WgpuSettings;
-use bevy_splat::asset::formats::ply;
+use bevy_splat::asset::formats;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
 use bevy_splat::{GaussianSplats, SplatMemory, SplatStats};
@@ -122,10 +122,8 @@ fn summary(values: &[f64]) -> (f64, f64, f64) {
 
 fn run() -> Result<(), String> {
     let args = parse_args()?;
-    let bytes =
-        std::fs::read(&args.ply).map_err(|e| format!("cannot read {}: {e}", args.ply.display()))?;
     let splats = GaussianSplats::from(
-        ply::decode(&bytes).map_err(|e| format!("{}: {e}", args.ply.display()))?,
+        formats::decode_path(&args.ply).map_err(|e| format!("{}: {e}", args.ply.display()))?,
     );
     let splat_count = splats.len();
 

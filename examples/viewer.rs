@@ -1,16 +1,20 @@
 //! Opens a window on a splat scene with a pan-orbit camera:
 //!
 //! ```text
-//! cargo run --release --example viewer [path/to/scene.ply] [--opencv]
+//! cargo run --release --example viewer [path/to/scene] [--opencv]
 //! ```
 //!
-//! Without a path it shows the shipped angel scan. `--opencv` turns a scene trained in
+//! Any format the plugin loads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`, a
+//! SOG `meta.json`); a file dropped onto the window replaces the scene. Without a path
+//! it shows the shipped angel scan. `--opencv` turns a scene trained in
 //! COLMAP/OpenCV axes (+Y down) upright. Drag to orbit, right-drag to pan, scroll to zoom.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use bevy::asset::LoadState;
+use bevy::asset::io::AssetSourceBuilder;
+use bevy::asset::io::file::FileAssetReader;
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
@@ -25,7 +29,17 @@ struct Scene {
     started: Instant,
     framed: bool,
     opencv: bool,
+    /// The file named on the command line ends the app when it fails to load; a
+    /// dropped one shows its error instead.
+    exit_on_error: bool,
+    error: Option<String>,
 }
+
+#[derive(Component)]
+struct ViewedCloud;
+
+/// Files dropped onto the window are read through this asset source, rooted at `/`.
+const LOCAL_SOURCE: &str = "local";
 
 #[derive(Component)]
 struct Hud;
@@ -54,6 +68,10 @@ fn main() -> AppExit {
     };
 
     App::new()
+        .register_asset_source(
+            LOCAL_SOURCE,
+            AssetSourceBuilder::new(|| Box::new(FileAssetReader::new("/"))),
+        )
         .add_plugins((
             DefaultPlugins
                 .set(AssetPlugin {
@@ -78,7 +96,7 @@ fn main() -> AppExit {
                 setup(&mut commands, &assets, &file, opencv)
             },
         )
-        .add_systems(Update, (frame_cloud, update_hud))
+        .add_systems(Update, (open_dropped_files, frame_cloud, update_hud))
         .run()
 }
 
@@ -92,12 +110,15 @@ fn setup(commands: &mut Commands, assets: &AssetServer, file: &str, opencv: bool
     commands.spawn((
         GaussianCloud(cloud.clone()),
         Transform::from_rotation(rotation),
+        ViewedCloud,
     ));
     commands.insert_resource(Scene {
         cloud,
         started: Instant::now(),
         framed: false,
         opencv,
+        exit_on_error: true,
+        error: None,
     });
     commands.spawn((
         Camera3d::default(),
@@ -118,6 +139,37 @@ fn setup(commands: &mut Commands, assets: &AssetServer, file: &str, opencv: bool
     ));
 }
 
+/// A file dropped onto the window replaces the scene.
+fn open_dropped_files(
+    mut drops: MessageReader<FileDragAndDrop>,
+    mut commands: Commands,
+    mut scene: ResMut<Scene>,
+    assets: Res<AssetServer>,
+    viewed: Query<(Entity, &Transform), With<ViewedCloud>>,
+) {
+    for drop in drops.read() {
+        let FileDragAndDrop::DroppedFile { path_buf, .. } = drop else {
+            continue;
+        };
+        let absolute = std::path::absolute(path_buf).unwrap_or_else(|_| path_buf.clone());
+        let relative = absolute.strip_prefix("/").unwrap_or(&absolute).to_owned();
+        info!("opening {}", absolute.display());
+        let cloud: Handle<GaussianSplats> =
+            assets.load(bevy::asset::AssetPath::from_path_buf(relative).with_source(LOCAL_SOURCE));
+        let mut transform = Transform::default();
+        for (entity, old) in &viewed {
+            transform = *old;
+            commands.entity(entity).despawn();
+        }
+        commands.spawn((GaussianCloud(cloud.clone()), transform, ViewedCloud));
+        scene.cloud = cloud;
+        scene.started = Instant::now();
+        scene.framed = false;
+        scene.exit_on_error = false;
+        scene.error = None;
+    }
+}
+
 /// Once the scene has loaded: log it and aim the camera at its bounds.
 fn frame_cloud(
     mut scene: ResMut<Scene>,
@@ -131,7 +183,10 @@ fn frame_cloud(
     }
     if let LoadState::Failed(error) = assets.load_state(&scene.cloud) {
         error!("{error}");
-        exit.write(AppExit::error());
+        if scene.exit_on_error {
+            exit.write(AppExit::error());
+        }
+        scene.error = Some(error.to_string());
         scene.framed = true;
         return;
     }
@@ -170,6 +225,12 @@ fn update_hud(
     diagnostics: Res<DiagnosticsStore>,
     mut hud: Query<&mut Text, With<Hud>>,
 ) {
+    if let Some(error) = &scene.error {
+        for mut text in &mut hud {
+            text.0 = format!("could not open the dropped file: {error}");
+        }
+        return;
+    }
     let Some(cloud) = clouds.get(&scene.cloud) else {
         return;
     };

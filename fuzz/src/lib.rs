@@ -8,11 +8,20 @@ pub mod decoded;
 #[path = "../../src/asset/formats/ply/mod.rs"]
 #[doc(hidden)]
 pub mod ply;
+#[path = "../../src/asset/formats/sog/mod.rs"]
+#[doc(hidden)]
+pub mod sog;
+#[path = "../../src/asset/formats/splat.rs"]
+#[doc(hidden)]
+pub mod splat;
+#[path = "../../src/asset/formats/spz/mod.rs"]
+#[doc(hidden)]
+pub mod spz;
 
 pub mod asset {
     pub use crate::decoded;
 
     pub mod formats {
-        pub use crate::ply;
+        pub use crate::{ply, sog, splat, spz};
     }
 }

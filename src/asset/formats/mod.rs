@@ -5,6 +5,8 @@
 //! ([`Format::of_path`], [`Format::sniff`]); [`decode`] runs the decoder of the
 //! single-file formats.
 
+#[cfg(feature = "gltf")]
+pub mod gltf;
 pub mod ply;
 #[cfg(feature = "sog")]
 pub mod sog;
