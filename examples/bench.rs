@@ -16,6 +16,8 @@
 
 #[path = "render/headless.rs"]
 mod headless;
+#[path = "render/scene_file.rs"]
+mod scene_file;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,10 +27,9 @@ use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
 use bevy::prelude::*;
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::settings::WgpuSettings;
-use bevy_splat::asset::formats;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
-use bevy_splat::{GaussianSplats, SplatMemory, SplatStats};
+use bevy_splat::{SplatMemory, SplatStats};
 
 use headless::Headless;
 
@@ -122,10 +123,11 @@ fn summary(values: &[f64]) -> (f64, f64, f64) {
 
 fn run() -> Result<(), String> {
     let args = parse_args()?;
-    let splats = GaussianSplats::from(
-        formats::decode_path(&args.ply).map_err(|e| format!("{}: {e}", args.ply.display()))?,
-    );
-    let splat_count = splats.len();
+    // A glTF scene is all its clouds at their node transforms; the angel grid repeats
+    // the first.
+    let mut scene = scene_file::load(&args.ply)?;
+    let splat_count: usize = scene.iter().map(|(s, _)| s.len()).sum();
+    let (splats, _) = scene.remove(0);
 
     let settings = match args.max_binding_mib {
         Some(mib) => headless::storage_binding_limit(u64::from(mib) << 20)
@@ -136,6 +138,16 @@ fn run() -> Result<(), String> {
         app.add_plugins(RenderDiagnosticsPlugin);
     });
     let handle = headless.add_splats(splats);
+    let others: Vec<_> = scene
+        .into_iter()
+        .map(|(s, t)| (headless.add_splats(s), t))
+        .collect();
+    let spawn_scene = |headless: &mut headless::Headless| {
+        headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
+        for (h, t) in &others {
+            headless.spawn_cloud(h.clone(), *t);
+        }
+    };
 
     let (clouds, camera_transform, projection, size) = if let Some(k) = args.angel_grid {
         let g = 1.8 * k as f32;
@@ -165,7 +177,7 @@ fn run() -> Result<(), String> {
             path.display(),
             args.camera_index
         ))?;
-        headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
+        spawn_scene(&mut headless);
         (
             1,
             camera.transform(),
@@ -176,7 +188,7 @@ fn run() -> Result<(), String> {
         let eye = args
             .eye
             .ok_or("give --angel-grid K, --cameras FILE or --eye X,Y,Z")?;
-        headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
+        spawn_scene(&mut headless);
         let transform = Transform::from_translation(eye).looking_at(args.target, Vec3::Y);
         (
             1,

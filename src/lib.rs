@@ -20,20 +20,27 @@ pub mod asset;
 pub mod cameras;
 mod cloud;
 pub mod render;
+#[cfg(feature = "gltf")]
+mod scene;
 
 use bevy::app::{App, Plugin, PostUpdate};
 use bevy::asset::AssetApp;
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::ecs::schedule::IntoScheduleConfigs;
 
+#[cfg(feature = "gltf")]
+pub use asset::{GaussianScene, GltfSplatLoader};
 pub use asset::{
     GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings,
 };
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use render::{SplatComposite, SplatMemory, SplatStats, SplatViewStats};
+#[cfg(feature = "gltf")]
+pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
 
-/// Registers the splat asset, its PLY loader, the [`GaussianCloud`] component and,
-/// where the app renders, the splat render pipeline.
+/// Registers the splat asset and its loaders (every splat file format, glTF scenes
+/// with the `gltf` feature), the [`GaussianCloud`] component and, where the app
+/// renders, the splat render pipeline.
 #[derive(Default)]
 pub struct GaussianSplatPlugin;
 
@@ -46,5 +53,9 @@ impl Plugin for GaussianSplatPlugin {
                 cloud::update_cloud_bounds.in_set(VisibilitySystems::CalculateBounds),
             )
             .add_plugins(render::SplatRenderPlugin);
+        #[cfg(feature = "gltf")]
+        app.init_asset::<GaussianScene>()
+            .init_asset_loader::<GltfSplatLoader>()
+            .add_systems(bevy::app::Update, scene::spawn_gaussian_scenes);
     }
 }

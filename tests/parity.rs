@@ -7,6 +7,8 @@ mod cli;
 #[path = "../examples/render/headless.rs"]
 mod headless;
 mod reference_raster;
+#[path = "../examples/render/scene_file.rs"]
+mod scene_file;
 
 use std::path::{Path, PathBuf};
 

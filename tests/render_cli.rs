@@ -5,6 +5,8 @@
 mod cli;
 #[path = "../examples/render/headless.rs"]
 mod headless;
+#[path = "../examples/render/scene_file.rs"]
+mod scene_file;
 
 use std::path::{Path, PathBuf};
 

@@ -3,13 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use bevy::math::UVec2;
-use bevy::transform::components::Transform;
-use bevy_splat::GaussianSplats;
 use bevy_splat::SplatRasterMode;
-use bevy_splat::asset::formats;
 use bevy_splat::cameras::InriaCamera;
 
 use crate::headless::Headless;
+use crate::scene_file;
 
 /// Near plane of the parity renders: the reference's `near_plane`.
 const NEAR: f32 = 0.01;
@@ -23,7 +21,7 @@ struct Args {
 }
 
 const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--half-sh] \
-                     [--raster-mode classic|antialiased] (FILE: .ply, .splat, .spz, .sog or a SOG meta.json)";
+                     [--raster-mode classic|antialiased] (FILE: .ply, .splat, .spz, .sog, a SOG meta.json, .gltf or .glb)";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut ply = None;
@@ -92,10 +90,7 @@ fn one_line(message: &str) -> String {
 
 fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, String> {
     let args = parse_args(args)?;
-    let splats = formats::decode_path(&args.ply).map_err(|e| match e {
-        formats::PathDecodeError::Io(path, e) => format!("cannot read {path}: {e}"),
-        e => format!("{}: {e}", args.ply.display()),
-    })?;
+    let clouds = scene_file::load(&args.ply)?;
     let json = read(&args.cameras)?;
     let json = String::from_utf8(json)
         .map_err(|_| format!("{}: not UTF-8 text", args.cameras.display()))?;
@@ -105,11 +100,12 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
 
     let mut headless = Headless::new();
-    let handle = headless
-        .add_splats(GaussianSplats::from(splats).with_half_precision_sh(args.half_precision_sh));
-    let cloud = headless.spawn_cloud(handle, Transform::IDENTITY);
-    if let Some(mode) = args.raster_mode {
-        headless.app.world_mut().entity_mut(cloud).insert(mode);
+    for (splats, transform) in clouds {
+        let handle = headless.add_splats(splats.with_half_precision_sh(args.half_precision_sh));
+        let cloud = headless.spawn_cloud(handle, transform);
+        if let Some(mode) = args.raster_mode {
+            headless.app.world_mut().entity_mut(cloud).insert(mode);
+        }
     }
     let views: Vec<_> = cameras
         .iter()

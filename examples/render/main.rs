@@ -12,6 +12,7 @@
 
 mod cli;
 mod headless;
+mod scene_file;
 
 use std::process::ExitCode;
 

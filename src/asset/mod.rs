@@ -7,8 +7,12 @@ mod bounds;
 pub mod decoded;
 pub mod formats;
 mod loader;
+#[cfg(feature = "gltf")]
+mod scene;
 mod splats;
 
 pub use decoded::{DecodedSplats, SplatGeometry};
 pub use loader::{PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings};
+#[cfg(feature = "gltf")]
+pub use scene::{GaussianScene, GaussianSceneNode, GltfSplatLoadError, GltfSplatLoader};
 pub use splats::GaussianSplats;

@@ -122,3 +122,16 @@ impl From<DecodedSplats> for GaussianSplats {
         }
     }
 }
+
+/// The asset's splats as a decoder hands them over, for writing them out
+/// (`formats::ply::write`, `formats::gltf::write_glb`).
+impl From<&GaussianSplats> for DecodedSplats {
+    fn from(splats: &GaussianSplats) -> Self {
+        DecodedSplats::from_parts(
+            splats.geometry.clone(),
+            splats.sh.clone(),
+            splats.sh_degree,
+            splats.antialiased,
+        )
+    }
+}

@@ -9,4 +9,5 @@ mod malformed;
 mod no_panic;
 mod real_files;
 mod round_trip;
+mod scene;
 mod tower_relation;

@@ -72,11 +72,16 @@ impl Format {
             // Both are JSON objects; glTF's must hold `asset`, SOG's `means`.
             let head = &text[..text.len().min(64 * 1024)];
             let has = |key: &[u8]| head.windows(key.len()).any(|w| w == key);
+            // SOG writers add an `asset` object too, so SOG is asked first.
+            #[cfg(feature = "sog")]
+            let sog = sog::is_sog_meta(bytes);
+            #[cfg(not(feature = "sog"))]
+            let sog = has(b"\"means\"");
+            if sog {
+                return Some(Format::SogMeta);
+            }
             if has(b"\"asset\"") {
                 return Some(Format::Gltf);
-            }
-            if has(b"\"means\"") {
-                return Some(Format::SogMeta);
             }
         }
         None
@@ -232,7 +237,9 @@ mod tests {
         assert_eq!(Format::of_path("scene.glb"), Some(Format::Gltf));
         assert_eq!(Format::sniff(b"ply\nformat"), Some(Format::Ply));
         assert_eq!(Format::sniff(b"NGSP\x04"), Some(Format::Spz));
-        assert_eq!(Format::sniff(b" {\"means\": {}}"), Some(Format::SogMeta));
+        let sog = br#" {"asset": {"generator": "splat-transform"},
+            "means": {"files": ["means_l.webp"]}, "quats": {"files": ["quats.webp"]}}"#;
+        assert_eq!(Format::sniff(sog), Some(Format::SogMeta));
         assert_eq!(Format::sniff(b"{\"asset\": {}}"), Some(Format::Gltf));
         assert_eq!(Format::sniff(&[0u8; 32]), None);
         assert!(Format::Splat.confirm(&[0u8; 32]).is_ok());

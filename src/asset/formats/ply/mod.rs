@@ -13,8 +13,10 @@ mod error;
 mod header;
 mod layout;
 mod output;
+mod write;
 
 pub use error::PlyError;
+pub use write::write;
 
 use crate::asset::decoded::DecodedSplats;
 

@@ -1,0 +1,145 @@
+//! glTF scenes of splats as Bevy assets: [`GaussianScene`] is the node hierarchy, its
+//! clouds are labeled [`GaussianSplats`] sub-assets (`Node{n}/Splats{p}`), and
+//! [`GltfSplatLoader`] reads `.gltf` and `.glb` files into it.
+
+use bevy::asset::io::Reader;
+use bevy::asset::{Asset, AssetLoader, Handle, LoadContext};
+use bevy::log::{debug, info, warn};
+use bevy::math::{Quat, Vec3};
+use bevy::reflect::TypePath;
+use bevy::transform::components::Transform;
+
+use super::formats::gltf::{self, GltfError};
+use super::splats::GaussianSplats;
+
+/// The splat nodes of one glTF scene, as its file arranges them (glTF's frame: +Y up,
+/// as Bevy's). Spawn it with [`GaussianSceneRoot`](crate::GaussianSceneRoot).
+#[derive(Asset, TypePath, Clone, Debug)]
+pub struct GaussianScene {
+    /// Parents before their children.
+    pub nodes: Vec<GaussianSceneNode>,
+    /// Indices into `nodes`.
+    pub roots: Vec<usize>,
+}
+
+/// One node: its transform relative to its parent and the clouds of its mesh.
+#[derive(Clone, Debug)]
+pub struct GaussianSceneNode {
+    pub name: Option<String>,
+    pub transform: Transform,
+    /// Indices into [`GaussianScene::nodes`].
+    pub children: Vec<usize>,
+    /// One cloud per splat primitive of the node's mesh.
+    pub clouds: Vec<Handle<GaussianSplats>>,
+}
+
+impl GaussianScene {
+    /// Clouds in all nodes, counting a cloud once per node that shows it.
+    pub fn cloud_count(&self) -> usize {
+        self.nodes.iter().map(|n| n.clouds.len()).sum()
+    }
+}
+
+/// Loads `.gltf` and `.glb` files whose `POINTS` primitives carry
+/// `KHR_gaussian_splatting` (or its SPZ-compressed and draft forms).
+#[derive(Default, TypePath)]
+pub struct GltfSplatLoader;
+
+/// Why a glTF splat scene did not load.
+#[derive(Debug, thiserror::Error)]
+pub enum GltfSplatLoadError {
+    #[error("could not read the glTF file: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("could not read {path}, which the glTF file names: {message}")]
+    ExternalBuffer { path: String, message: String },
+    #[error("invalid glTF splat file: {0}")]
+    Gltf(#[from] GltfError),
+}
+
+impl AssetLoader for GltfSplatLoader {
+    type Asset = GaussianScene;
+    type Settings = ();
+    type Error = GltfSplatLoadError;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _settings: &(),
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<GaussianScene, GltfSplatLoadError> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).await?;
+        let document = gltf::parse(&bytes)?;
+        let mut buffers = std::collections::HashMap::new();
+        for uri in document.external_buffers() {
+            let path = load_context.path().resolve_embed_str(&uri).map_err(|e| {
+                GltfSplatLoadError::ExternalBuffer {
+                    path: uri.clone(),
+                    message: e.to_string(),
+                }
+            })?;
+            let data = load_context
+                .read_asset_bytes(path.clone())
+                .await
+                .map_err(|e| GltfSplatLoadError::ExternalBuffer {
+                    path: path.to_string(),
+                    message: e.to_string(),
+                })?;
+            buffers.insert(uri, data);
+        }
+        let decoded = gltf::decode(&document, &|uri| buffers.get(uri).map(Vec::as_slice))?;
+
+        let path = load_context.path().to_string();
+        if !decoded.ignored_extensions.is_empty() {
+            debug!(
+                "{path}: skipped unknown splat extensions {:?}",
+                decoded.ignored_extensions
+            );
+        }
+        for note in &decoded.notes {
+            info!("{path}: {note}");
+        }
+        let mut nodes = Vec::with_capacity(decoded.nodes.len());
+        let mut splats = 0;
+        for (n, node) in decoded.nodes.into_iter().enumerate() {
+            let mut clouds = Vec::with_capacity(node.splats.len());
+            for (p, cloud) in node.splats.into_iter().enumerate() {
+                if cloud.non_finite > 0 {
+                    warn!(
+                        "{path}: node {n} primitive {p}: {} of {} splats hold NaN or infinite \
+                         values; the renderer culls them",
+                        cloud.non_finite,
+                        cloud.len()
+                    );
+                }
+                splats += cloud.len();
+                let asset = GaussianSplats::from(cloud);
+                clouds.push(load_context.add_labeled_asset(format!("Node{n}/Splats{p}"), asset));
+            }
+            let [x, y, z, w] = node.rotation;
+            nodes.push(GaussianSceneNode {
+                name: node.name,
+                transform: Transform {
+                    translation: Vec3::from(node.translation),
+                    rotation: Quat::from_xyzw(x, y, z, w),
+                    scale: Vec3::from(node.scale),
+                },
+                children: node.children,
+                clouds,
+            });
+        }
+        info!(
+            "{path}: {} nodes, {} clouds, {splats} splats",
+            nodes.len(),
+            nodes.iter().map(|n| n.clouds.len()).sum::<usize>()
+        );
+        Ok(GaussianScene {
+            nodes,
+            roots: decoded.scene_roots,
+        })
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["gltf", "glb"]
+    }
+}
