@@ -5,13 +5,14 @@
 //! ```
 //!
 //! Any format the plugin loads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`, a
-//! SOG `meta.json`); a file dropped onto the window replaces the scene. Without a path
+//! SOG `meta.json`, a `.gltf`/`.glb` scene); a file dropped onto the window replaces the scene. Without a path
 //! it shows the shipped angel scan. `--opencv` turns a scene trained in
 //! COLMAP/OpenCV axes (+Y down) upright. Drag to orbit, right-drag to pan, scroll to zoom.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use bevy::asset::AssetPath;
 use bevy::asset::LoadState;
 use bevy::asset::io::AssetSourceBuilder;
 use bevy::asset::io::file::FileAssetReader;
@@ -19,27 +20,51 @@ use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::prelude::*;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
-use bevy_splat::{GaussianCloud, GaussianSplatPlugin, GaussianSplats};
+use bevy_splat::{
+    GaussianCloud, GaussianScene, GaussianSceneRoot, GaussianSplatPlugin, GaussianSplats,
+};
 
 const SAMPLE: &str = "angel.ply";
 
 #[derive(Resource)]
 struct Scene {
-    cloud: Handle<GaussianSplats>,
+    /// The file being shown: a cloud, or a glTF scene of clouds.
+    handle: UntypedHandle,
     started: Instant,
     framed: bool,
-    opencv: bool,
     /// The file named on the command line ends the app when it fails to load; a
     /// dropped one shows its error instead.
     exit_on_error: bool,
     error: Option<String>,
 }
 
+/// The entity the shown file hangs from (the cloud itself, or the scene's root).
 #[derive(Component)]
-struct ViewedCloud;
+struct Viewed;
 
 /// Files dropped onto the window are read through this asset source, rooted at `/`.
 const LOCAL_SOURCE: &str = "local";
+
+/// Spawns `path` (a cloud file, or a `.gltf`/`.glb` scene) and returns its handle.
+fn spawn_file(
+    commands: &mut Commands,
+    assets: &AssetServer,
+    path: AssetPath<'static>,
+    transform: Transform,
+) -> UntypedHandle {
+    let is_gltf = path
+        .get_full_extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"));
+    if is_gltf {
+        let scene: Handle<GaussianScene> = assets.load(path);
+        commands.spawn((GaussianSceneRoot(scene.clone()), transform, Viewed));
+        scene.untyped()
+    } else {
+        let cloud: Handle<GaussianSplats> = assets.load(path);
+        commands.spawn((GaussianCloud(cloud.clone()), transform, Viewed));
+        cloud.untyped()
+    }
+}
 
 #[derive(Component)]
 struct Hud;
@@ -101,22 +126,21 @@ fn main() -> AppExit {
 }
 
 fn setup(commands: &mut Commands, assets: &AssetServer, file: &str, opencv: bool) {
-    let cloud = assets.load(file.to_owned());
     let rotation = if opencv {
         Quat::from_rotation_x(std::f32::consts::PI)
     } else {
         Quat::IDENTITY
     };
-    commands.spawn((
-        GaussianCloud(cloud.clone()),
+    let handle = spawn_file(
+        commands,
+        assets,
+        AssetPath::from(file.to_owned()),
         Transform::from_rotation(rotation),
-        ViewedCloud,
-    ));
+    );
     commands.insert_resource(Scene {
-        cloud,
+        handle,
         started: Instant::now(),
         framed: false,
-        opencv,
         exit_on_error: true,
         error: None,
     });
@@ -145,7 +169,7 @@ fn open_dropped_files(
     mut commands: Commands,
     mut scene: ResMut<Scene>,
     assets: Res<AssetServer>,
-    viewed: Query<(Entity, &Transform), With<ViewedCloud>>,
+    viewed: Query<(Entity, &Transform), With<Viewed>>,
 ) {
     for drop in drops.read() {
         let FileDragAndDrop::DroppedFile { path_buf, .. } = drop else {
@@ -154,15 +178,13 @@ fn open_dropped_files(
         let absolute = std::path::absolute(path_buf).unwrap_or_else(|_| path_buf.clone());
         let relative = absolute.strip_prefix("/").unwrap_or(&absolute).to_owned();
         info!("opening {}", absolute.display());
-        let cloud: Handle<GaussianSplats> =
-            assets.load(bevy::asset::AssetPath::from_path_buf(relative).with_source(LOCAL_SOURCE));
         let mut transform = Transform::default();
         for (entity, old) in &viewed {
             transform = *old;
             commands.entity(entity).despawn();
         }
-        commands.spawn((GaussianCloud(cloud.clone()), transform, ViewedCloud));
-        scene.cloud = cloud;
+        let path = AssetPath::from_path_buf(relative).with_source(LOCAL_SOURCE);
+        scene.handle = spawn_file(&mut commands, &assets, path, transform);
         scene.started = Instant::now();
         scene.framed = false;
         scene.exit_on_error = false;
@@ -170,18 +192,19 @@ fn open_dropped_files(
     }
 }
 
-/// Once the scene has loaded: log it and aim the camera at its bounds.
+/// Once every cloud of the file has loaded: log it and aim the camera at their bounds.
 fn frame_cloud(
     mut scene: ResMut<Scene>,
     assets: Res<AssetServer>,
-    clouds: Res<Assets<GaussianSplats>>,
+    splats: Res<Assets<GaussianSplats>>,
+    clouds: Query<(&GaussianCloud, &GlobalTransform)>,
     mut cameras: Query<&mut PanOrbitCamera>,
     mut exit: MessageWriter<AppExit>,
 ) {
     if scene.framed {
         return;
     }
-    if let LoadState::Failed(error) = assets.load_state(&scene.cloud) {
+    if let LoadState::Failed(error) = assets.load_state(scene.handle.id()) {
         error!("{error}");
         if scene.exit_on_error {
             exit.write(AppExit::error());
@@ -190,25 +213,44 @@ fn frame_cloud(
         scene.framed = true;
         return;
     }
-    let Some(cloud) = clouds.get(&scene.cloud) else {
+    if !assets.is_loaded_with_dependencies(scene.handle.id()) {
         return;
-    };
+    }
+    let loaded: Vec<_> = clouds
+        .iter()
+        .filter_map(|(cloud, transform)| Some((splats.get(&cloud.0)?, transform)))
+        .collect();
+    // A scene's clouds are spawned a frame after it loads.
+    if loaded.is_empty() || loaded.len() < clouds.iter().len() {
+        return;
+    }
     scene.framed = true;
+    let count: usize = loaded.iter().map(|(s, _)| s.len()).sum();
     info!(
-        "loaded {} splats, SH degree {}, in {:.2?}",
-        cloud.len(),
-        cloud.sh_degree(),
+        "loaded {count} splats in {} clouds, in {:.2?}",
+        loaded.len(),
         scene.started.elapsed()
     );
-    let Some(bounds) = cloud.bounds() else {
-        return;
-    };
-    let mut centre = Vec3::from(bounds.center);
-    if scene.opencv {
-        centre = Quat::from_rotation_x(std::f32::consts::PI) * centre;
+    // The clouds' boxes in world space, joined.
+    let (mut low, mut high) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+    for (cloud, transform) in &loaded {
+        let Some(bounds) = cloud.bounds() else {
+            continue;
+        };
+        let centre = transform.transform_point(Vec3::from(bounds.center));
+        // Trained scenes carry far-off background splats: frame the bulk, not the
+        // outliers.
+        let reach = (Vec3::from(bounds.half_extents) * transform.scale())
+            .length()
+            .min(20.0);
+        low = low.min(centre - reach);
+        high = high.max(centre + reach);
     }
-    // Trained scenes carry far-off background splats: frame the bulk, not the outliers.
-    let radius = Vec3::from(bounds.half_extents).length().min(20.0);
+    if !low.is_finite() || !high.is_finite() {
+        return;
+    }
+    let centre = (low + high) * 0.5;
+    let radius = ((high - low) * 0.5).length() / 3f32.sqrt();
     for mut camera in &mut cameras {
         // Jump there rather than glide: at a few frames per second a glide takes long.
         camera.focus = centre;
@@ -221,28 +263,28 @@ fn frame_cloud(
 
 fn update_hud(
     scene: Res<Scene>,
-    clouds: Res<Assets<GaussianSplats>>,
+    splats: Res<Assets<GaussianSplats>>,
+    clouds: Query<&GaussianCloud>,
     diagnostics: Res<DiagnosticsStore>,
     mut hud: Query<&mut Text, With<Hud>>,
 ) {
     if let Some(error) = &scene.error {
         for mut text in &mut hud {
-            text.0 = format!("could not open the dropped file: {error}");
+            text.0 = format!("could not open the file: {error}");
         }
         return;
     }
-    let Some(cloud) = clouds.get(&scene.cloud) else {
+    let loaded: Vec<_> = clouds.iter().filter_map(|c| splats.get(&c.0)).collect();
+    if loaded.is_empty() {
         return;
-    };
+    }
+    let count: usize = loaded.iter().map(|s| s.len()).sum();
+    let degree = loaded.iter().map(|s| s.sh_degree()).max().unwrap_or(0);
     let fps = diagnostics
         .get(&FrameTimeDiagnosticsPlugin::FPS)
         .and_then(|fps| fps.smoothed())
         .unwrap_or(0.0);
     for mut text in &mut hud {
-        text.0 = format!(
-            "{} splats | SH {} | {fps:.0} fps",
-            cloud.len(),
-            cloud.sh_degree()
-        );
+        text.0 = format!("{count} splats | SH {degree} | {fps:.0} fps");
     }
 }
