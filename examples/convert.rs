@@ -19,18 +19,10 @@ fn read(input: &Path) -> Result<DecodedSplats, String> {
     if Format::of_path(&input.to_string_lossy()) != Some(Format::Gltf) {
         return formats::decode_path(input).map_err(|e| e.to_string());
     }
-    let bytes = std::fs::read(input).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let document = gltf::parse(&bytes).map_err(|e| format!("{shown}: {e}"))?;
-    let dir = input.parent().unwrap_or(Path::new("."));
-    let mut buffers = std::collections::HashMap::new();
-    for uri in document.external_buffers() {
-        let file = dir.join(&uri);
-        let data =
-            std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        buffers.insert(uri, data);
-    }
-    let scene = gltf::decode(&document, &|uri| buffers.get(uri).map(Vec::as_slice))
-        .map_err(|e| format!("{shown}: {e}"))?;
+    let scene = formats::decode_gltf_path(input).map_err(|e| match e {
+        formats::PathDecodeError::Io(path, e) => format!("cannot read {path}: {e}"),
+        e => format!("{shown}: {e}"),
+    })?;
     let moved = scene.nodes.iter().any(|n| {
         !n.splats.is_empty()
             && (n.translation != [0.0; 3]

@@ -7,7 +7,7 @@ use std::path::Path;
 use bevy::math::{Quat, Vec3};
 use bevy::transform::components::Transform;
 use bevy_splat::GaussianSplats;
-use bevy_splat::asset::formats::{self, Format, gltf};
+use bevy_splat::asset::formats::{self, Format};
 
 pub fn load(path: &Path) -> Result<Vec<(GaussianSplats, Transform)>, String> {
     let shown = path.display();
@@ -18,18 +18,10 @@ pub fn load(path: &Path) -> Result<Vec<(GaussianSplats, Transform)>, String> {
         })?;
         return Ok(vec![(GaussianSplats::from(splats), Transform::IDENTITY)]);
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let document = gltf::parse(&bytes).map_err(|e| format!("{shown}: {e}"))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut buffers = std::collections::HashMap::new();
-    for uri in document.external_buffers() {
-        let file = dir.join(&uri);
-        let data =
-            std::fs::read(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        buffers.insert(uri, data);
-    }
-    let scene = gltf::decode(&document, &|uri| buffers.get(uri).map(Vec::as_slice))
-        .map_err(|e| format!("{shown}: {e}"))?;
+    let scene = formats::decode_gltf_path(path).map_err(|e| match e {
+        formats::PathDecodeError::Io(path, e) => format!("cannot read {path}: {e}"),
+        e => format!("{shown}: {e}"),
+    })?;
     // Nodes come parents first: each world transform is its parent's times its own.
     let mut world = vec![Transform::IDENTITY; scene.nodes.len()];
     let mut parent = vec![None; scene.nodes.len()];

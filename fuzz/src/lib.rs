@@ -5,6 +5,9 @@
 #[path = "../../src/asset/decoded.rs"]
 #[doc(hidden)]
 pub mod decoded;
+#[path = "../../src/asset/formats/gltf/mod.rs"]
+#[doc(hidden)]
+pub mod gltf;
 #[path = "../../src/asset/formats/ply/mod.rs"]
 #[doc(hidden)]
 pub mod ply;
@@ -22,6 +25,6 @@ pub mod asset {
     pub use crate::decoded;
 
     pub mod formats {
-        pub use crate::{ply, sog, splat, spz};
+        pub use crate::{gltf, ply, sog, splat, spz};
     }
 }

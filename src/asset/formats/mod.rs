@@ -151,6 +151,9 @@ pub enum DecodeError {
     #[cfg(feature = "sog")]
     #[error("invalid SOG file: {0}")]
     Sog(#[from] sog::SogError),
+    #[cfg(feature = "gltf")]
+    #[error("invalid glTF splat file: {0}")]
+    Gltf(#[from] gltf::GltfError),
 }
 
 /// Decodes one file of a single-file format, after confirming its content.
@@ -211,6 +214,26 @@ pub fn decode_path(path: &std::path::Path) -> Result<DecodedSplats, PathDecodeEr
         feature: "sog",
     }
     .into())
+}
+
+/// Decodes a glTF scene from disk, reading its external buffers from beside it.
+#[cfg(all(feature = "gltf", not(target_arch = "wasm32")))]
+pub fn decode_gltf_path(path: &std::path::Path) -> Result<gltf::SplatScene, PathDecodeError> {
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| PathDecodeError::Io(p.display().to_string(), e))
+    };
+    let bytes = read(path)?;
+    let document = gltf::parse(&bytes).map_err(DecodeError::from)?;
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut buffers = std::collections::HashMap::new();
+    for uri in document.external_buffers() {
+        let data = read(&dir.join(&uri))?;
+        buffers.insert(uri, data);
+    }
+    Ok(
+        gltf::decode(&document, &|uri| buffers.get(uri).map(Vec::as_slice))
+            .map_err(DecodeError::from)?,
+    )
 }
 
 /// Why [`decode_path`] failed.
