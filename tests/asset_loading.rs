@@ -1,0 +1,99 @@
+//! Every format through Bevy's asset server: the loader picks the decoder by extension,
+//! reads an unbundled SOG's images beside its meta.json, and refuses a file whose
+//! content is another format, naming both.
+
+use bevy::asset::LoadState;
+use bevy::prelude::*;
+use bevy_splat::{GaussianSplatPlugin, GaussianSplats};
+
+fn app(root: &str) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: root.into(),
+            ..default()
+        },
+        TransformPlugin,
+        GaussianSplatPlugin,
+    ));
+    app
+}
+
+/// Loads `file` and updates until it has loaded or failed.
+fn load(app: &mut App, file: &str) -> Result<(usize, u8), String> {
+    let handle: Handle<GaussianSplats> =
+        app.world().resource::<AssetServer>().load(file.to_owned());
+    for _ in 0..2000 {
+        app.update();
+        if let Some(splats) = app
+            .world()
+            .resource::<Assets<GaussianSplats>>()
+            .get(&handle)
+        {
+            return Ok((splats.len(), splats.sh_degree()));
+        }
+        if let LoadState::Failed(e) = app.world().resource::<AssetServer>().load_state(&handle) {
+            return Err(e.to_string());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    panic!("{file} neither loaded nor failed");
+}
+
+#[test]
+fn every_format_loads_through_the_asset_server() {
+    let mut app = app(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"));
+    let cases = [
+        ("fruit_drops_sh3.ply", (4_721, 3)),
+        ("formats/angel.compressed.ply", (71_377, 0)),
+        ("formats/seal.splat", (101_780, 0)),
+        ("formats/tower_v2.spz", (73_172, 3)),
+        ("spz/fruit_drops_sh3_v4.spz", (4_721, 3)),
+        ("formats/angel.sog", (71_359, 0)),
+        ("formats/playbot_lod3_sog/meta.json", (31_000, 2)),
+        ("formats/playcanvas_logo_sog_v1/meta.json", (307_128, 0)),
+    ];
+    for (file, expected) in cases {
+        assert_eq!(load(&mut app, file), Ok(expected), "{file}");
+    }
+}
+
+#[test]
+fn a_file_whose_content_is_another_format_is_refused_naming_both() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("asset_loading");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ply = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/train_3pts_sh3.ply"
+    ))
+    .unwrap();
+    std::fs::write(dir.join("really_a_ply.splat"), &ply).unwrap();
+    std::fs::write(dir.join("really_a_ply.spz"), &ply).unwrap();
+    std::fs::write(dir.join("text.ply"), b"hello").unwrap();
+    let mut app = app(&dir.to_string_lossy());
+    let error = load(&mut app, "really_a_ply.splat").unwrap_err();
+    assert!(
+        error.contains("not a .splat file: its content is PLY"),
+        "{error}"
+    );
+    let error = load(&mut app, "really_a_ply.spz").unwrap_err();
+    assert!(
+        error.contains("not a SPZ file: its content is PLY"),
+        "{error}"
+    );
+    let error = load(&mut app, "text.ply").unwrap_err();
+    assert!(error.contains("not a PLY file"), "{error}");
+    // A SOG meta.json whose images are missing names the file it could not read.
+    std::fs::write(
+        dir.join("meta.json"),
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/formats/playbot_lod3_sog/meta.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let error = load(&mut app, "meta.json").unwrap_err();
+    assert!(error.contains("means_l.webp"), "{error}");
+}
