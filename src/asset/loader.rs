@@ -4,6 +4,8 @@ use bevy::log::{info, warn};
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "sog")]
+use super::beside::read_beside;
 use super::decoded::DecodedSplats;
 use super::formats::{self, DecodeError, Format};
 use super::splats::GaussianSplats;
@@ -75,20 +77,12 @@ impl SplatLoader {
             let meta = formats::sog::parse_meta(bytes).map_err(DecodeError::from)?;
             let mut images = std::collections::HashMap::new();
             for file in meta.image_files() {
-                // Relative to the folder that holds meta.json.
-                let path = load_context.path().resolve_embed_str(file).map_err(|e| {
+                let image = read_beside(load_context, file).await.map_err(|e| {
                     SplatLoadError::SiblingFile {
-                        path: file.to_owned(),
-                        message: e.to_string(),
+                        path: e.path,
+                        message: e.message,
                     }
                 })?;
-                let image = load_context
-                    .read_asset_bytes(path.clone())
-                    .await
-                    .map_err(|e| SplatLoadError::SiblingFile {
-                        path: path.to_string(),
-                        message: e.to_string(),
-                    })?;
                 images.insert(file.to_owned(), image);
             }
             Ok(

@@ -3,6 +3,8 @@
 //! [`GaussianSplats`] is the asset; [`formats`] decodes each file format into
 //! [`DecodedSplats`], which the loader turns into the asset.
 
+#[cfg(any(feature = "sog", feature = "gltf"))]
+mod beside;
 mod bounds;
 pub mod decoded;
 pub mod formats;

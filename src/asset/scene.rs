@@ -9,6 +9,7 @@ use bevy::math::{Quat, Vec3};
 use bevy::reflect::TypePath;
 use bevy::transform::components::Transform;
 
+use super::beside::read_beside;
 use super::formats::gltf::{self, GltfError};
 use super::splats::GaussianSplats;
 
@@ -72,19 +73,12 @@ impl AssetLoader for GltfSplatLoader {
         let document = gltf::parse(&bytes)?;
         let mut buffers = std::collections::HashMap::new();
         for uri in document.external_buffers() {
-            let path = load_context.path().resolve_embed_str(&uri).map_err(|e| {
+            let data = read_beside(load_context, &uri).await.map_err(|e| {
                 GltfSplatLoadError::ExternalBuffer {
-                    path: uri.clone(),
-                    message: e.to_string(),
+                    path: e.path,
+                    message: e.message,
                 }
             })?;
-            let data = load_context
-                .read_asset_bytes(path.clone())
-                .await
-                .map_err(|e| GltfSplatLoadError::ExternalBuffer {
-                    path: path.to_string(),
-                    message: e.to_string(),
-                })?;
             buffers.insert(uri, data);
         }
         let decoded = gltf::decode(&document, &|uri| buffers.get(uri).map(Vec::as_slice))?;
