@@ -107,8 +107,8 @@ fn record_size(element: &Element) -> Result<usize, PlyError> {
         .sum()
 }
 
-fn element<'a>(header: &'a Header, name: &str) -> Option<&'a Element> {
-    header.elements.iter().find(|e| e.name == name)
+fn index_of(header: &Header, name: &str) -> Option<usize> {
+    header.elements.iter().position(|e| e.name == name)
 }
 
 /// Decodes a compressed PLY whose header `is_compressed`.
@@ -118,9 +118,12 @@ pub(super) fn decode(bytes: &[u8], header: &Header) -> Result<DecodedSplats, Ply
         Encoding::BinaryBigEndian => true,
         Encoding::Ascii => return Err(PlyError::CompressedAscii),
     };
-    let chunk = element(header, "chunk").ok_or(PlyError::MissingProperty("chunk".into()))?;
-    let vertex = element(header, "vertex").ok_or(PlyError::NoVertexElement)?;
-    let sh = element(header, "sh");
+    let chunk_index = index_of(header, "chunk").ok_or(PlyError::MissingProperty("chunk".into()))?;
+    let vertex_index = index_of(header, "vertex").ok_or(PlyError::NoVertexElement)?;
+    let sh_index = index_of(header, "sh");
+    let chunk = &header.elements[chunk_index];
+    let vertex = &header.elements[vertex_index];
+    let sh = sh_index.map(|i| &header.elements[i]);
 
     let bounds = columns(chunk, BOUNDS, Scalar::F32)?;
     let colour_bounds = match offset_of(chunk, COLOUR_BOUNDS[0], Scalar::F32)? {
@@ -141,10 +144,10 @@ pub(super) fn decode(bytes: &[u8], header: &Header) -> Result<DecodedSplats, Ply
         });
     }
 
-    // Every vertex record is 16 bytes, so the count is bounded by the file before
-    // anything is allocated.
+    // A vertex record holds at least its four packed words, so the count is bounded by
+    // the file before anything is allocated.
     let vertex_size = record_size(vertex)?;
-    let max = bytes.len() / vertex_size.max(1);
+    let max = bytes.len() / vertex_size;
     if vertex.count > max {
         return Err(PlyError::TooManyVertices {
             declared: vertex.count,
@@ -154,24 +157,19 @@ pub(super) fn decode(bytes: &[u8], header: &Header) -> Result<DecodedSplats, Ply
     let body = &bytes[header.body_offset..];
     let offsets = element_offsets(body, &header.elements, big_endian)?;
     // `element_offsets` checked that every element's records are in the body.
-    let records = |name: &str| -> Result<&[u8], PlyError> {
-        let index = header
-            .elements
-            .iter()
-            .position(|e| e.name == name)
-            .ok_or_else(|| PlyError::MissingProperty(name.to_owned()))?;
+    let records = |index: usize, size: usize| -> Result<&[u8], PlyError> {
         let e = &header.elements[index];
         let start = offsets[index];
-        let len = e.count * record_size(e)?;
-        body.get(start..start + len).ok_or(PlyError::Truncated {
-            element: e.name.clone(),
-            at: 0,
-            count: e.count,
-        })
+        body.get(start..start + e.count * size)
+            .ok_or(PlyError::Truncated {
+                element: e.name.clone(),
+                at: 0,
+                count: e.count,
+            })
     };
-    let chunk_records = records("chunk")?;
-    let vertex_records = records("vertex")?;
     let chunk_size = record_size(chunk)?;
+    let chunk_records = records(chunk_index, chunk_size)?;
+    let vertex_records = records(vertex_index, vertex_size)?;
 
     let mut geometry = Vec::with_capacity(vertex.count);
     let stride = sh_stride(sh_degree);
@@ -185,7 +183,7 @@ pub(super) fn decode(bytes: &[u8], header: &Header) -> Result<DecodedSplats, Ply
         let splats = &vertex_records[first * vertex_size..last * vertex_size];
         for (record, splat_sh) in splats
             .chunks_exact(vertex_size)
-            .zip(sh_out[first * stride..last * stride].chunks_exact_mut(stride.max(1)))
+            .zip(sh_out[first * stride..last * stride].chunks_exact_mut(stride))
         {
             let word = |i: usize| get_u32(&record[packed[i]..], big_endian);
             let (splat, dc) = unpack(
@@ -194,14 +192,13 @@ pub(super) fn decode(bytes: &[u8], header: &Header) -> Result<DecodedSplats, Ply
                 colour.as_ref(),
             );
             geometry.push(splat);
-            if stride > 0 {
-                splat_sh[..3].copy_from_slice(&dc);
-            }
+            splat_sh[..3].copy_from_slice(&dc);
         }
     }
-    if let Some(sh) = sh {
-        let sh_records = records("sh")?;
+    if let Some(sh_index) = sh_index {
+        let sh = &header.elements[sh_index];
         let sh_size = record_size(sh)?;
+        let sh_records = records(sh_index, sh_size)?;
         for (record, splat_sh) in sh_records
             .chunks_exact(sh_size)
             .zip(sh_out.chunks_exact_mut(stride))
