@@ -19,10 +19,7 @@ fn read(input: &Path) -> Result<DecodedSplats, String> {
     if Format::of_path(&input.to_string_lossy()) != Some(Format::Gltf) {
         return formats::decode_path(input).map_err(|e| e.to_string());
     }
-    let scene = formats::decode_gltf_path(input).map_err(|e| match e {
-        formats::PathDecodeError::Io(path, e) => format!("cannot read {path}: {e}"),
-        e => format!("{shown}: {e}"),
-    })?;
+    let scene = formats::decode_gltf_path(input).map_err(|e| e.to_string())?;
     let moved = scene.nodes.iter().any(|n| {
         !n.splats.is_empty()
             && (n.translation != [0.0; 3]

@@ -12,16 +12,10 @@ use bevy_splat::asset::formats::{self, Format};
 pub fn load(path: &Path) -> Result<Vec<(GaussianSplats, Transform)>, String> {
     let shown = path.display();
     if Format::of_path(&path.to_string_lossy()) != Some(Format::Gltf) {
-        let splats = formats::decode_path(path).map_err(|e| match e {
-            formats::PathDecodeError::Io(path, e) => format!("cannot read {path}: {e}"),
-            e => format!("{shown}: {e}"),
-        })?;
+        let splats = formats::decode_path(path).map_err(|e| e.to_string())?;
         return Ok(vec![(GaussianSplats::from(splats), Transform::IDENTITY)]);
     }
-    let scene = formats::decode_gltf_path(path).map_err(|e| match e {
-        formats::PathDecodeError::Io(path, e) => format!("cannot read {path}: {e}"),
-        e => format!("{shown}: {e}"),
-    })?;
+    let scene = formats::decode_gltf_path(path).map_err(|e| e.to_string())?;
     // Nodes come parents first: each world transform is its parent's times its own.
     let mut world = vec![Transform::IDENTITY; scene.nodes.len()];
     let mut parent = vec![None; scene.nodes.len()];

@@ -184,68 +184,69 @@ pub fn decode(format: Format, bytes: &[u8]) -> Result<DecodedSplats, DecodeError
 /// from beside it. For tools and examples; apps load through the asset server.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn decode_path(path: &std::path::Path) -> Result<DecodedSplats, PathDecodeError> {
-    let read = |p: &std::path::Path| {
-        std::fs::read(p).map_err(|e| PathDecodeError::Io(p.display().to_string(), e))
-    };
     let name = path.to_string_lossy();
     let format = Format::of_path(&name)
         .ok_or_else(|| PathDecodeError::UnknownExtension(name.to_string()))?;
-    let bytes = read(path)?;
+    let bytes = read_file(path)?;
+    let invalid = |source: DecodeError| PathDecodeError::Decode {
+        path: name.to_string(),
+        source,
+    };
     if format != Format::SogMeta {
-        return Ok(decode(format, &bytes)?);
+        return decode(format, &bytes).map_err(invalid);
     }
     #[cfg(feature = "sog")]
     {
-        format.confirm(&bytes)?;
-        let meta = sog::parse_meta(&bytes).map_err(DecodeError::from)?;
+        format.confirm(&bytes).map_err(invalid)?;
+        let meta = sog::parse_meta(&bytes).map_err(|e| invalid(e.into()))?;
         let dir = path.parent().unwrap_or(std::path::Path::new("."));
         let mut images = std::collections::HashMap::new();
         for file in meta.image_files() {
-            images.insert(file.to_owned(), read(&dir.join(file))?);
+            images.insert(file.to_owned(), read_file(&dir.join(file))?);
         }
-        Ok(
-            sog::decode_images(&meta, |name| images.get(name).map(Vec::as_slice))
-                .map_err(DecodeError::from)?,
-        )
+        sog::decode_images(&meta, |name| images.get(name).map(Vec::as_slice))
+            .map_err(|e| invalid(e.into()))
     }
     #[cfg(not(feature = "sog"))]
-    Err(DecodeError::FeatureDisabled {
+    Err(invalid(DecodeError::FeatureDisabled {
         format,
         feature: "sog",
-    }
-    .into())
+    }))
 }
 
 /// Decodes a glTF scene from disk, reading its external buffers from beside it.
 #[cfg(all(feature = "gltf", not(target_arch = "wasm32")))]
 pub fn decode_gltf_path(path: &std::path::Path) -> Result<gltf::SplatScene, PathDecodeError> {
-    let read = |p: &std::path::Path| {
-        std::fs::read(p).map_err(|e| PathDecodeError::Io(p.display().to_string(), e))
+    let invalid = |source: gltf::GltfError| PathDecodeError::Decode {
+        path: path.display().to_string(),
+        source: source.into(),
     };
-    let bytes = read(path)?;
-    let document = gltf::parse(&bytes).map_err(DecodeError::from)?;
+    let bytes = read_file(path)?;
+    let document = gltf::parse(&bytes).map_err(invalid)?;
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
     let mut buffers = std::collections::HashMap::new();
     for uri in document.external_buffers() {
-        let data = read(&dir.join(&uri))?;
+        let data = read_file(&dir.join(&uri))?;
         buffers.insert(uri, data);
     }
-    Ok(
-        gltf::decode(&document, &|uri| buffers.get(uri).map(Vec::as_slice))
-            .map_err(DecodeError::from)?,
-    )
+    gltf::decode(&document, &|uri| buffers.get(uri).map(Vec::as_slice)).map_err(invalid)
 }
 
-/// Why [`decode_path`] failed.
+#[cfg(not(target_arch = "wasm32"))]
+fn read_file(path: &std::path::Path) -> Result<Vec<u8>, PathDecodeError> {
+    std::fs::read(path).map_err(|e| PathDecodeError::Io(path.display().to_string(), e))
+}
+
+/// Why [`decode_path`] or [`decode_gltf_path`] failed; the text names the file.
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Debug, thiserror::Error)]
 pub enum PathDecodeError {
-    #[error("{0}: {1}")]
+    #[error("cannot read {0}: {1}")]
     Io(String, std::io::Error),
     #[error("{0}: not a splat file extension (.ply, .splat, .spz, .sog, meta.json, .gltf, .glb)")]
     UnknownExtension(String),
-    #[error(transparent)]
-    Decode(#[from] DecodeError),
+    #[error("{path}: {source}")]
+    Decode { path: String, source: DecodeError },
 }
 
 #[cfg(test)]
