@@ -4,6 +4,7 @@
 pub mod encode;
 pub mod ply;
 
+pub use bevy_splat::asset::decoded::sh_stride;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -40,12 +41,6 @@ pub fn gunzip(bytes: &[u8]) -> Vec<u8> {
         .read_to_end(&mut out)
         .expect("valid gzip");
     out
-}
-
-/// SH floats per splat at `degree` (kept here so the tests use only the decoders'
-/// public surface).
-pub fn sh_stride(degree: u8) -> usize {
-    3 * (degree as usize + 1).pow(2)
 }
 
 pub fn sigmoid(x: f32) -> f32 {
