@@ -34,7 +34,7 @@ pub use asset::{
     GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings,
 };
 pub use cloud::{GaussianCloud, SplatRasterMode};
-pub use render::{SplatComposite, SplatMemory, SplatStats, SplatViewStats};
+pub use render::{SplatComposite, SplatGpuLimits, SplatMemory, SplatStats, SplatViewStats};
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
 

@@ -13,7 +13,7 @@ use bevy::prelude::*;
 use bevy::render::settings::WgpuSettings;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::asset::formats::ply;
-use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
+use bevy_splat::{GaussianSplats, SplatGpuLimits, SplatStats, SplatViewStats};
 
 use headless::Headless;
 use reference_raster::max_difference;
@@ -52,7 +52,18 @@ fn render(
     size: UVec2,
     fov: f32,
 ) -> Render {
-    let mut headless = Headless::with_settings(settings, |_| {});
+    render_with(settings, |_| {}, splats, camera, size, fov)
+}
+
+fn render_with(
+    settings: WgpuSettings,
+    configure: impl FnOnce(&mut App),
+    splats: GaussianSplats,
+    camera: Transform,
+    size: UVec2,
+    fov: f32,
+) -> Render {
+    let mut headless = Headless::with_settings(settings, configure);
     let limit = headless
         .app
         .world()
@@ -142,6 +153,101 @@ fn views_larger_than_a_storage_binding_render_in_bands() {
     // Each tile blends the same splats in the same order either way.
     let worst = max_difference(&banded.rgb, &whole.rgb);
     assert_eq!(worst, 0, "banded render differs by {worst}/255");
+}
+
+#[test]
+fn a_splat_gpu_limits_cap_draws_in_bands_on_any_device() {
+    // What a browser page does: its WebGPU device cannot be made smaller than the
+    // WebGPU defaults, so the plugin's own cap splits the view instead.
+    let cap = 256 * 1024;
+    let (size, fov) = (UVec2::new(96, 160), 0.9);
+    let scene = spread_over_the_view(24_000, size, fov);
+    let capped = render_with(
+        WgpuSettings::default(),
+        |app| {
+            app.insert_resource(SplatGpuLimits {
+                max_storage_binding_bytes: Some(cap),
+            });
+        },
+        scene.clone(),
+        Transform::IDENTITY,
+        size,
+        fov,
+    );
+    let whole = render(
+        WgpuSettings::default(),
+        scene,
+        Transform::IDENTITY,
+        size,
+        fov,
+    );
+    assert!(
+        capped.binding_limit > cap,
+        "the device itself is not lowered"
+    );
+    assert!(capped.stats.bands > 1, "{:?}", capped.stats);
+    assert!(capped.stats.complete(), "{:?}", capped.stats);
+    assert_eq!(capped.stats.tile_pairs, whole.stats.tile_pairs);
+    let worst = max_difference(&capped.rgb, &whole.rgb);
+    assert_eq!(worst, 0, "capped render differs by {worst}/255");
+}
+
+#[test]
+fn webgpu_default_limits_without_subgroups_draw_the_same_image() {
+    // A browser device: WebGPU's default limits (8 storage buffers per stage, 16 KiB
+    // of workgroup memory, 256 invocations, 128 MiB bindings) and no subgroups, an
+    // optional WebGPU feature. No pass needs more, so the image is the same.
+    let web = WgpuSettings {
+        constrained_limits: Some(wgpu::Limits::default()),
+        disabled_features: Some(
+            wgpu::Features::SUBGROUP
+                | wgpu::Features::SUBGROUP_BARRIER
+                | wgpu::Features::SUBGROUP_VERTEX,
+        ),
+        ..default()
+    };
+    let mut headless = Headless::with_settings(web.clone(), |_| {});
+    let device = headless
+        .app
+        .world_mut()
+        .resource::<bevy::render::renderer::RenderDevice>()
+        .clone();
+    assert!(!device.features().contains(wgpu::Features::SUBGROUP));
+    let limits = device.limits();
+    assert_eq!(limits.max_storage_buffers_per_shader_stage, 8);
+    assert_eq!(limits.max_compute_workgroup_storage_size, 16 << 10);
+    assert_eq!(limits.max_compute_invocations_per_workgroup, 256);
+    drop(headless);
+    let browser_like = render_fruit_drops(web);
+    let native = render_fruit_drops(WgpuSettings::default());
+    assert!(browser_like.rgb.iter().any(|&v| v > 0));
+    // Visible splats are compacted by an atomic counter, so splats whose depth keys tie
+    // may swap places between any two runs: a rounding step at most.
+    let worst = max_difference(&browser_like.rgb, &native.rgb);
+    assert!(
+        worst <= 1,
+        "the WebGPU-limited render differs by {worst}/255"
+    );
+}
+
+#[test]
+fn no_shader_needs_subgroups() {
+    // The one path there is must run where the optional feature is missing.
+    let passes = concat!(env!("CARGO_MANIFEST_DIR"), "/src/render/passes");
+    for entry in std::fs::read_dir(passes).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wgsl") {
+            let source = std::fs::read_to_string(&path).unwrap();
+            for line in source.lines() {
+                let code = line.split("//").next().unwrap_or_default();
+                assert!(
+                    !code.contains("subgroup"),
+                    "{} uses subgroups: {line}",
+                    path.display()
+                );
+            }
+        }
+    }
 }
 
 /// `count` small splats scattered through the frustum of a camera at the origin

@@ -7,6 +7,7 @@ use bevy::render::render_asset::{PrepareAssetError, RenderAsset};
 use bevy::render::renderer::RenderDevice;
 use wgpu::util::DeviceExt;
 
+use super::limits::SplatGpuLimits;
 use super::memory::{GpuBytes, SplatMemory};
 use crate::asset::{GaussianSplats, SplatGeometry};
 
@@ -75,7 +76,7 @@ fn pack_half(sh: &[f32], stride: usize) -> Vec<u32> {
 
 impl RenderAsset for GpuSplats {
     type SourceAsset = GaussianSplats;
-    type Param = (SRes<RenderDevice>, SRes<SplatMemory>);
+    type Param = (SRes<RenderDevice>, SRes<SplatMemory>, SRes<SplatGpuLimits>);
 
     fn byte_len(splats: &GaussianSplats) -> Option<usize> {
         let words = sh_words(splats.sh_stride(), splats.half_precision_sh());
@@ -85,13 +86,10 @@ impl RenderAsset for GpuSplats {
     fn prepare_asset(
         splats: GaussianSplats,
         _id: AssetId<GaussianSplats>,
-        (device, memory): &mut SystemParamItem<Self::Param>,
+        (device, memory, limits): &mut SystemParamItem<Self::Param>,
         _previous: Option<&Self>,
     ) -> Result<Self, PrepareAssetError<GaussianSplats>> {
-        let limits = device.limits();
-        let max_binding = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
+        let max_binding = limits.max_storage_binding(device);
         let stride = splats.sh_stride();
         let half = splats.half_precision_sh();
         let words = sh_words(stride, half);

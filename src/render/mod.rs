@@ -9,13 +9,15 @@
 //!   counters read back from the GPU, the statistics) and the frame it records;
 //! - here: the plugin, [`extract`]ion from the main world, [`prepare`] (sizes the
 //!   views' buffers and binds their frame), the graph [`node`] that records it, the
-//!   GPU upload of each cloud ([`gpu_cloud`]) and the GPU memory accounting
-//!   ([`memory`]).
+//!   GPU upload of each cloud ([`gpu_cloud`]), the GPU memory accounting
+//!   ([`memory`]) and the caps an app may set below the device's limits
+//!   ([`limits`]).
 //!
 //! See `docs/ARCHITECTURE.md` for the whole map.
 
 mod extract;
 pub mod gpu_cloud;
+mod limits;
 mod memory;
 mod node;
 pub mod passes;
@@ -29,11 +31,13 @@ use bevy::core_pipeline::core_3d::{
 use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
 use bevy::ecs::prelude::*;
 use bevy::render::extract_component::ExtractComponentPlugin;
+use bevy::render::extract_resource::ExtractResourcePlugin;
 use bevy::render::render_asset::RenderAssetPlugin;
 use bevy::render::renderer::RenderDevice;
 use bevy::render::{Render, RenderApp, RenderStartup, RenderSystems};
 
 pub use gpu_cloud::GpuSplats;
+pub use limits::{MIN_STORAGE_BINDING_BYTES, SplatGpuLimits};
 pub use memory::SplatMemory;
 pub use node::{DIAGNOSTIC_SPAN, STAGES as PASS_NAMES};
 pub use passes::composite::SplatComposite;
@@ -54,7 +58,8 @@ impl Plugin for SplatRenderPlugin {
         let memory = SplatMemory::default();
         let stats = SplatStats::default();
         app.insert_resource(memory.clone())
-            .insert_resource(stats.clone());
+            .insert_resource(stats.clone())
+            .init_resource::<SplatGpuLimits>();
         // Without a renderer (a server, an asset tool) clouds are plain data.
         if app.get_sub_app(RenderApp).is_none() {
             return;
@@ -63,6 +68,7 @@ impl Plugin for SplatRenderPlugin {
             ExtractComponentPlugin::<GaussianCloud>::extract_visible(),
             ExtractComponentPlugin::<SplatComposite>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
+            ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             return;
@@ -70,6 +76,7 @@ impl Plugin for SplatRenderPlugin {
         render_app
             .insert_resource(memory)
             .insert_resource(stats)
+            .init_resource::<SplatGpuLimits>()
             .init_resource::<prepare::SplatViews>()
             .add_systems(RenderStartup, init_pipelines)
             .add_systems(

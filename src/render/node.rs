@@ -14,12 +14,14 @@ use super::passes::SplatPipelines;
 use super::passes::depth_sort::DEPTH_KEY_BITS;
 use super::passes::tile_order::TILE_ORDER_KEY_BITS;
 use super::prepare::SplatViews;
+use super::view::stats::STAGE_COUNT;
+use super::view::timestamps::PassTimestamps;
 
 /// The name of the whole splat span in Bevy's render diagnostics.
 pub const DIAGNOSTIC_SPAN: &str = "gaussian_splats";
 
 /// The stages, in frame order, as named in the diagnostics.
-pub const STAGES: [&str; 8] = [
+pub const STAGES: [&str; STAGE_COUNT] = [
     "preprocess",
     "depth_sort",
     "scan",
@@ -30,15 +32,20 @@ pub const STAGES: [&str; 8] = [
     "composite",
 ];
 
+/// The one stage drawn by a render pass (the others are compute passes).
+const COMPOSITE_STAGE: usize = 7;
+
 fn stage<D: RecordDiagnostics>(
     encoder: &mut CommandEncoder,
     diagnostics: &D,
-    name: &'static str,
+    timestamps: Option<&PassTimestamps>,
+    index: usize,
     record: impl FnOnce(&mut ComputePass<'_>),
 ) {
+    let name = STAGES[index];
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(name),
-        timestamp_writes: None,
+        timestamp_writes: timestamps.and_then(|t| t.compute_writes(index)),
     });
     let span = diagnostics.pass_span(&mut pass, name);
     record(&mut pass);
@@ -65,13 +72,14 @@ pub fn splat_pass(
     let diagnostics = diagnostics.as_deref();
     let encoder = ctx.command_encoder();
     let span = diagnostics.time_span(encoder, DIAGNOSTIC_SPAN);
+    let timestamps = state.timestamps.as_ref();
 
     // Bands have buffers of their own, so each stage records every band in one pass.
     for (_, band) in bands() {
         encoder.clear_buffer(&band.counters, 0, None);
         encoder.clear_buffer(&band.ranges, 0, None);
     }
-    stage(encoder, &diagnostics, STAGES[0], |pass| {
+    stage(encoder, &diagnostics, timestamps, 0, |pass| {
         for (band, _) in bands() {
             for (bind_group, offset, count) in &band.preprocess {
                 pipelines
@@ -81,14 +89,14 @@ pub fn splat_pass(
             pipelines.indirect.encode_visible(pass, &band.indirect);
         }
     });
-    stage(encoder, &diagnostics, STAGES[1], |pass| {
+    stage(encoder, &diagnostics, timestamps, 1, |pass| {
         for (_, buffers) in bands() {
             pipelines
                 .sort
                 .encode(pass, &buffers.depth_sort, DEPTH_KEY_BITS);
         }
     });
-    stage(encoder, &diagnostics, STAGES[2], |pass| {
+    stage(encoder, &diagnostics, timestamps, 2, |pass| {
         for (band, buffers) in bands() {
             pipelines
                 .depth_sort
@@ -97,7 +105,7 @@ pub fn splat_pass(
             pipelines.indirect.encode_pairs(pass, &band.indirect);
         }
     });
-    stage(encoder, &diagnostics, STAGES[3], |pass| {
+    stage(encoder, &diagnostics, timestamps, 3, |pass| {
         for (band, buffers) in bands() {
             pipelines
                 .duplicate
@@ -105,14 +113,14 @@ pub fn splat_pass(
         }
     });
     // The bind groups read each sort's result where `RadixSort::output_index` says.
-    stage(encoder, &diagnostics, STAGES[4], |pass| {
+    stage(encoder, &diagnostics, timestamps, 4, |pass| {
         for (band, buffers) in bands() {
             pipelines
                 .tile_sort
                 .encode(pass, &buffers.sort, band.key_bits);
         }
     });
-    stage(encoder, &diagnostics, STAGES[5], |pass| {
+    stage(encoder, &diagnostics, timestamps, 5, |pass| {
         for (band, buffers) in bands() {
             pipelines
                 .tile_range
@@ -125,7 +133,7 @@ pub fn splat_pass(
                 .encode(pass, &buffers.tile_order, TILE_ORDER_KEY_BITS);
         }
     });
-    stage(encoder, &diagnostics, STAGES[6], |pass| {
+    stage(encoder, &diagnostics, timestamps, 6, |pass| {
         for (band, _) in bands() {
             pipelines.tile_render.encode(
                 pass,
@@ -141,14 +149,14 @@ pub fn splat_pass(
 
     {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some(STAGES[7]),
+            label: Some(STAGES[COMPOSITE_STAGE]),
             color_attachments: &[Some(target.get_color_attachment())],
             depth_stencil_attachment: None,
-            timestamp_writes: None,
+            timestamp_writes: timestamps.and_then(|t| t.render_writes(COMPOSITE_STAGE)),
             occlusion_query_set: None,
             multiview_mask: None,
         });
-        let pass_span = diagnostics.pass_span(&mut pass, STAGES[7]);
+        let pass_span = diagnostics.pass_span(&mut pass, STAGES[COMPOSITE_STAGE]);
         let origin = frame.viewport_origin.as_vec2();
         let size = frame.viewport_size.as_vec2();
         pass.set_viewport(origin.x, origin.y, size.x, size.y, 0.0, 1.0);
@@ -156,6 +164,9 @@ pub fn splat_pass(
             .composite
             .encode(&mut pass, &frame.composite_pipeline, &frame.composite);
         pass_span.end(&mut pass);
+    }
+    if let Some(timestamps) = timestamps {
+        timestamps.resolve(encoder);
     }
     span.end(encoder);
 }

@@ -18,6 +18,7 @@ use wgpu::TextureUsages;
 
 use super::extract::ExtractedCloud;
 use super::gpu_cloud::GpuSplats;
+use super::limits::SplatGpuLimits;
 use super::memory::SplatMemory;
 use super::passes::SplatPipelines;
 use super::passes::composite::SplatComposite;
@@ -29,7 +30,8 @@ use super::view::bands::BandLimits;
 use super::view::dispatch::Dispatch;
 use super::view::frame::{SplatFrame, band_frame};
 use super::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
-use super::view::stats::SplatStats;
+use super::view::stats::{STAGE_COUNT, SplatStats};
+use super::view::timestamps::PassTimestamps;
 use super::view::uniform::SplatCamera;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
@@ -48,6 +50,8 @@ impl SplatViews {
 
 pub struct SplatView {
     pub buffers: ViewBuffers,
+    /// Where the device writes timestamps: each stage's GPU time.
+    pub timestamps: Option<PassTimestamps>,
     /// Set when the view has splats to draw this frame.
     pub frame: Option<SplatFrame>,
 }
@@ -124,6 +128,7 @@ pub fn prepare_splat_views(
     pipelines: Option<Res<SplatPipelines>>,
     memory: Res<SplatMemory>,
     stats: Res<SplatStats>,
+    gpu_limits: Res<SplatGpuLimits>,
     mut splat_views: ResMut<SplatViews>,
     views: Query<(
         Entity,
@@ -141,10 +146,7 @@ pub fn prepare_splat_views(
     let Some(pipelines) = pipelines else {
         return;
     };
-    let device_limits = device.limits();
-    let max_binding = device_limits
-        .max_storage_buffer_binding_size
-        .min(device_limits.max_buffer_size);
+    let max_binding = gpu_limits.max_storage_binding(&device);
     // A band's pairs live in the tile sort's key and value buffers, 4 bytes each.
     let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SortKey::U32.bytes());
     let device = device.wgpu_device();
@@ -185,10 +187,19 @@ pub fn prepare_splat_views(
             instances: instances.len() as u32,
             tiles: tiles_for(size),
         };
-        let old = previous.remove(&entity).map(|state| state.buffers);
+        let (old, timestamps) = match previous.remove(&entity) {
+            Some(state) => (Some(state.buffers), state.timestamps),
+            None => (
+                None,
+                PassTimestamps::new(device, &queue, &memory, STAGE_COUNT),
+            ),
+        };
         let counts = old.as_ref().and_then(|old| old.readback.poll(device));
         if let Some(counts) = &counts {
             stats.update(main_entity.id(), |s| s.record(counts));
+        }
+        if let Some(times) = timestamps.as_ref().and_then(|t| t.poll(device)) {
+            stats.update(main_entity.id(), |s| s.record_times(&times));
         }
         let capacities = plan_bands(old.as_ref(), counts.as_deref(), &need, &limits);
         let buffers = reuse_or_build(old, capacities, size, device, &pipelines, &memory);
@@ -235,6 +246,7 @@ pub fn prepare_splat_views(
             entity,
             SplatView {
                 buffers,
+                timestamps,
                 frame: Some(frame),
             },
         );

@@ -10,7 +10,8 @@
 //! - [`dispatch`] and [`frame`]: every bind group of one frame, built in prepare and
 //!   recorded by the node;
 //! - [`readback`]: the bands' counters, read back a frame late;
-//! - [`stats`]: those counts, shared with the main world.
+//! - [`timestamps`]: each stage's GPU time, from timestamps at its pass's ends;
+//! - [`stats`]: those counts and times, shared with the main world.
 
 pub mod band_buffers;
 pub mod bands;
@@ -20,6 +21,7 @@ pub mod readback;
 pub mod sizing;
 pub mod splat_layer;
 pub mod stats;
+pub mod timestamps;
 pub mod uniform;
 
 use band_buffers::BandBuffers;

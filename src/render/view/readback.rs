@@ -1,8 +1,9 @@
-//! The counters of a view's bands, read back a frame or two late without stalling.
+//! What the GPU wrote, read back a frame or two late without stalling: the counters of
+//! a view's bands, and (through the same [`Staging`]) its pass timestamps.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use wgpu::{Buffer, BufferUsages, Device};
+use wgpu::{Buffer, BufferUsages, CommandEncoder, Device};
 
 use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::common::buffer;
@@ -21,76 +22,65 @@ pub struct GpuCounts {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ReadbackState {
-    /// Free: the next frame may copy its counters in.
+    /// Free: the next frame may copy into it.
     Idle,
-    /// A frame copied its counters; map once that frame has been submitted.
+    /// A frame copied its data in; map once that frame has been submitted.
     Copied,
     /// Mapping requested, waiting for the GPU.
     Mapping,
-    /// Mapped: the counts can be read.
+    /// Mapped: the data can be read.
     Ready,
 }
 
-/// A small staging buffer cycling through copy → map → read, so the CPU learns each
-/// band's needs (to size its buffers) without stalling the frame. All bands of a frame
-/// are copied together, so their counts always come from the same frame.
-pub struct CounterReadback {
-    staging: Buffer,
-    bands: usize,
+/// A small staging buffer cycling through copy → map → read, so the CPU learns what
+/// the GPU wrote without stalling the frame.
+pub struct Staging {
+    buffer: Buffer,
     state: Arc<Mutex<ReadbackState>>,
     _bytes: GpuBytes,
 }
 
-impl CounterReadback {
-    pub fn new(device: &Device, memory: &SplatMemory, bands: usize) -> Self {
-        let staging = buffer(
+impl Staging {
+    pub fn new(device: &Device, memory: &SplatMemory, label: &str, bytes: u64) -> Self {
+        let buffer = buffer(
             device,
-            "splat counters readback",
-            COUNTS_BYTES * bands as u64,
+            label,
+            bytes,
             BufferUsages::MAP_READ | BufferUsages::COPY_DST,
         );
         Self {
-            _bytes: memory.track(staging.size()),
-            staging,
-            bands,
+            _bytes: memory.track(buffer.size()),
+            buffer,
             state: Arc::new(Mutex::new(ReadbackState::Idle)),
         }
-    }
-
-    /// How many bands' counters it reads.
-    pub fn bands(&self) -> usize {
-        self.bands
     }
 
     fn state(&self) -> MutexGuard<'_, ReadbackState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Called while encoding a frame: copies every band's counters (in band order) if
-    /// the staging buffer is free.
-    pub fn copy<'a>(
+    /// Called while encoding a frame: `copy` records copies into the staging buffer if
+    /// it is free (else this frame's data is skipped).
+    pub fn copy_if_free(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
-        counters: impl IntoIterator<Item = &'a Buffer>,
+        encoder: &mut CommandEncoder,
+        copy: impl FnOnce(&mut CommandEncoder, &Buffer),
     ) {
         let mut state = self.state();
         if *state == ReadbackState::Idle {
-            for (band, counters) in counters.into_iter().enumerate().take(self.bands) {
-                let at = band as u64 * COUNTS_BYTES;
-                encoder.copy_buffer_to_buffer(counters, 0, &self.staging, at, COUNTS_BYTES);
-            }
+            copy(encoder, &self.buffer);
             *state = ReadbackState::Copied;
         }
     }
 
-    /// Called before encoding a frame: maps a copied buffer, reads a mapped one.
-    /// Never waits: when the GPU has already finished the copying frame, its counts
-    /// come back one frame late, else on a later call.
-    pub fn poll(&self, device: &Device) -> Option<Vec<GpuCounts>> {
+    /// Called before encoding a frame: maps a copied buffer, reads a mapped one with
+    /// `read`. Never waits: when the GPU has already finished the copying frame, its
+    /// data comes back one frame late, else on a later call.
+    pub fn poll<T>(&self, device: &Device, read: impl FnOnce(&[u8]) -> T) -> Option<T> {
         if *self.state() == ReadbackState::Copied {
             *self.state() = ReadbackState::Mapping;
             let shared = self.state.clone();
-            self.staging
+            self.buffer
                 .slice(..)
                 .map_async(wgpu::MapMode::Read, move |result| {
                     let mut state = shared.lock().unwrap_or_else(PoisonError::into_inner);
@@ -108,9 +98,53 @@ impl CounterReadback {
         if *state != ReadbackState::Ready {
             return None;
         }
-        let counts = {
-            let data = self.staging.slice(..).get_mapped_range();
-            let words: &[u32] = bytemuck::cast_slice(&data);
+        let value = read(&self.buffer.slice(..).get_mapped_range());
+        self.buffer.unmap();
+        *state = ReadbackState::Idle;
+        Some(value)
+    }
+}
+
+/// The counters of every band of a view. All bands of a frame are copied together, so
+/// their counts always come from the same frame.
+pub struct CounterReadback {
+    staging: Staging,
+    bands: usize,
+}
+
+impl CounterReadback {
+    pub fn new(device: &Device, memory: &SplatMemory, bands: usize) -> Self {
+        let bytes = COUNTS_BYTES * bands as u64;
+        Self {
+            staging: Staging::new(device, memory, "splat counters readback", bytes),
+            bands,
+        }
+    }
+
+    /// How many bands' counters it reads.
+    pub fn bands(&self) -> usize {
+        self.bands
+    }
+
+    /// Called while encoding a frame: copies every band's counters (in band order) if
+    /// the staging buffer is free.
+    pub fn copy<'a>(
+        &self,
+        encoder: &mut CommandEncoder,
+        counters: impl IntoIterator<Item = &'a Buffer>,
+    ) {
+        self.staging.copy_if_free(encoder, |encoder, staging| {
+            for (band, counters) in counters.into_iter().enumerate().take(self.bands) {
+                let at = band as u64 * COUNTS_BYTES;
+                encoder.copy_buffer_to_buffer(counters, 0, staging, at, COUNTS_BYTES);
+            }
+        });
+    }
+
+    /// Called before encoding a frame: the latest counts, one per band, if back.
+    pub fn poll(&self, device: &Device) -> Option<Vec<GpuCounts>> {
+        self.staging.poll(device, |data| {
+            let words: &[u32] = bytemuck::cast_slice(data);
             words
                 .chunks_exact(4)
                 .take(self.bands)
@@ -121,9 +155,6 @@ impl CounterReadback {
                     visible_kept: w[3],
                 })
                 .collect()
-        };
-        self.staging.unmap();
-        *state = ReadbackState::Idle;
-        Some(counts)
+        })
     }
 }

@@ -31,7 +31,15 @@ pub struct SplatViewStats {
     pub frames: u64,
     /// How many frames' counts have come back from the GPU so far.
     pub gpu_reports: u64,
+    /// GPU time of each stage of the latest timed frame in nanoseconds, in the order
+    /// of [`PASS_NAMES`](crate::render::PASS_NAMES); `None` where the device has no
+    /// timestamp queries. Measured at the ends of each stage's pass, so it works on
+    /// WebGPU too.
+    pub gpu_pass_ns: Option<[u64; STAGE_COUNT]>,
 }
+
+/// How many stages [`SplatViewStats::gpu_pass_ns`] times.
+pub const STAGE_COUNT: usize = 8;
 
 impl SplatViewStats {
     /// Whether the reported frame drew every visible splat on every tile it touches.
@@ -40,6 +48,20 @@ impl SplatViewStats {
     }
 
     /// Takes in one frame's counts, one per band.
+    /// The whole frame's splat GPU time in nanoseconds (the sum of the stages).
+    pub fn gpu_total_ns(&self) -> Option<u64> {
+        self.gpu_pass_ns.map(|stages| stages.iter().sum())
+    }
+
+    /// Takes in one frame's stage times.
+    pub(crate) fn record_times(&mut self, stages: &[u64]) {
+        let mut times = [0; STAGE_COUNT];
+        for (slot, time) in times.iter_mut().zip(stages) {
+            *slot = *time;
+        }
+        self.gpu_pass_ns = Some(times);
+    }
+
     pub(crate) fn record(&mut self, bands: &[GpuCounts]) {
         let sum = |count: fn(&GpuCounts) -> u32| {
             bands

@@ -1,0 +1,113 @@
+//! Each stage's GPU time from timestamps written at the start and end of its pass —
+//! the one GPU timing WebGPU offers (it has no timestamps inside encoders or passes,
+//! which Bevy's render diagnostics need) — read back like the counters, a frame or
+//! more late, without stalling.
+
+use wgpu::{
+    BufferUsages, CommandEncoder, ComputePassTimestampWrites, Device, QuerySet, QuerySetDescriptor,
+    QueryType, RenderPassTimestampWrites,
+};
+
+use super::readback::Staging;
+use crate::render::memory::{GpuBytes, SplatMemory};
+use crate::render::passes::common::buffer;
+
+/// A begin and an end timestamp per stage.
+const QUERIES_PER_STAGE: u32 = 2;
+const TIMESTAMP_BYTES: u64 = 8;
+
+/// The timestamp queries of one view's stages and their read-back.
+pub struct PassTimestamps {
+    queries: QuerySet,
+    resolved: wgpu::Buffer,
+    staging: Staging,
+    stages: u32,
+    /// Nanoseconds per timestamp tick.
+    period_ns: f32,
+    _bytes: GpuBytes,
+}
+
+impl PassTimestamps {
+    /// `None` where the device cannot write timestamps.
+    pub fn new(
+        device: &Device,
+        queue: &wgpu::Queue,
+        memory: &SplatMemory,
+        stages: usize,
+    ) -> Option<Self> {
+        if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            return None;
+        }
+        let stages = u32::try_from(stages).ok()?;
+        let count = stages * QUERIES_PER_STAGE;
+        let bytes = u64::from(count) * TIMESTAMP_BYTES;
+        let queries = device.create_query_set(&QuerySetDescriptor {
+            label: Some("splat pass timestamps"),
+            ty: QueryType::Timestamp,
+            count,
+        });
+        let resolved = buffer(
+            device,
+            "splat pass timestamps resolved",
+            bytes,
+            BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC,
+        );
+        Some(Self {
+            _bytes: memory.track(resolved.size()),
+            queries,
+            resolved,
+            staging: Staging::new(device, memory, "splat pass timestamps readback", bytes),
+            stages,
+            period_ns: queue.get_timestamp_period(),
+        })
+    }
+
+    fn indices(&self, stage: usize) -> Option<(u32, u32)> {
+        let stage = u32::try_from(stage).ok().filter(|&s| s < self.stages)?;
+        Some((stage * QUERIES_PER_STAGE, stage * QUERIES_PER_STAGE + 1))
+    }
+
+    /// The writes for a compute pass of `stage`.
+    pub fn compute_writes(&self, stage: usize) -> Option<ComputePassTimestampWrites<'_>> {
+        let (begin, end) = self.indices(stage)?;
+        Some(ComputePassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(begin),
+            end_of_pass_write_index: Some(end),
+        })
+    }
+
+    /// The writes for a render pass of `stage`.
+    pub fn render_writes(&self, stage: usize) -> Option<RenderPassTimestampWrites<'_>> {
+        let (begin, end) = self.indices(stage)?;
+        Some(RenderPassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(begin),
+            end_of_pass_write_index: Some(end),
+        })
+    }
+
+    /// After the last stage: resolves this frame's timestamps and copies them out if
+    /// the read-back is free.
+    pub fn resolve(&self, encoder: &mut CommandEncoder) {
+        let count = self.stages * QUERIES_PER_STAGE;
+        encoder.resolve_query_set(&self.queries, 0..count, &self.resolved, 0);
+        self.staging.copy_if_free(encoder, |encoder, staging| {
+            encoder.copy_buffer_to_buffer(&self.resolved, 0, staging, 0, self.resolved.size());
+        });
+    }
+
+    /// The latest frame's time per stage in nanoseconds, if back.
+    pub fn poll(&self, device: &Device) -> Option<Vec<u64>> {
+        self.staging.poll(device, |data| {
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(data);
+            ticks
+                .chunks_exact(QUERIES_PER_STAGE as usize)
+                .map(|pair| {
+                    let ticks = pair[1].saturating_sub(pair[0]);
+                    (ticks as f64 * f64::from(self.period_ns)) as u64
+                })
+                .collect()
+        })
+    }
+}

@@ -1,0 +1,397 @@
+//! The web viewer in a real browser: Debian's headless Chromium with WebGPU on its
+//! software adapter opens `target/web/` (built by `bash web/build.sh`) from a local
+//! server, and its canvas is compared with the native (lavapipe) render of the same
+//! scene and camera. Any page error, console error or WebGPU validation message fails.
+//!
+//! Needs `chromium`, `node` and `npm ci --prefix tests/web` (`.ci/run` installs all
+//! three and builds the site). `BEVY_SPLAT_SKIP_WEB_TESTS=1` skips these tests, saying
+//! so, on a machine without them.
+
+#[path = "../../examples/render/headless.rs"]
+mod headless;
+#[path = "../../examples/render/scene_file.rs"]
+mod scene_file;
+mod server;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bevy::camera::{ClearColorConfig, PerspectiveProjection, Projection, RenderTarget};
+use bevy::core_pipeline::tonemapping::Tonemapping;
+use bevy::prelude::*;
+use bevy::render::render_resource::{TextureFormat, TextureUsages};
+use headless::{Headless, HeadlessCamera, Rgba8};
+use serde::Deserialize;
+
+/// The view every image case uses, as the page's query gives it.
+const EYE: Vec3 = Vec3::new(0.8, 1.3, 2.9);
+const TARGET: Vec3 = Vec3::new(-0.05, 0.75, -0.05);
+const FOV_DEGREES: f32 = 42.0;
+const WIDTH: u32 = 320;
+const HEIGHT: u32 = 240;
+const BACKGROUND: [u8; 3] = [0x1a, 0x24, 0x30];
+
+/// The agreement the issue asks of the browser's image with the native one.
+const MIN_PSNR_DB: f64 = 40.0;
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The built site and the browser driver, or `None` when the tests are skipped.
+fn prerequisites() -> Option<PathBuf> {
+    if std::env::var_os("BEVY_SPLAT_SKIP_WEB_TESTS").is_some_and(|v| v != "0") {
+        eprintln!("BEVY_SPLAT_SKIP_WEB_TESTS is set: the browser tests do not run");
+        return None;
+    }
+    let site = manifest().join("target/web");
+    assert!(
+        site.join("index.html").is_file() && site.join("viewer_bg.wasm").is_file(),
+        "{} holds no built site: run `bash web/build.sh` first",
+        site.display()
+    );
+    assert!(
+        manifest()
+            .join("tests/web/node_modules/playwright-core")
+            .is_dir(),
+        "the browser driver is not installed: run `npm ci --prefix tests/web`"
+    );
+    Some(site)
+}
+
+/// One server for every case; the browser cases run one at a time (each is a
+/// Chromium on a software GPU, and the machine has few cores).
+/// `/data/` serves the test scans, for scenes opened by URL.
+fn site_url(site: &Path) -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        server::serve(vec![
+            ("/", site.to_path_buf()),
+            ("/data/", manifest().join("tests/data")),
+        ])
+    })
+}
+
+fn browser_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct Report {
+    title: Option<String>,
+    message: Option<MessageBox>,
+    console: Vec<ConsoleLine>,
+    page_errors: Vec<String>,
+    #[serde(default)]
+    timed_out: bool,
+    ready_ms: Option<u64>,
+    frame: Option<std::collections::HashMap<String, String>>,
+}
+
+#[derive(Deserialize, Debug)]
+struct MessageBox {
+    visible: bool,
+    text: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+struct ConsoleLine {
+    #[serde(rename = "type")]
+    kind: String,
+    text: String,
+}
+
+impl Report {
+    /// Page errors, console errors and anything WebGPU reported as invalid.
+    fn problems(&self) -> Vec<String> {
+        let mut problems: Vec<String> = self
+            .page_errors
+            .iter()
+            .map(|e| format!("page error: {e}"))
+            .collect();
+        for line in &self.console {
+            let text = line.text.to_ascii_lowercase();
+            let gpu_complaint = text.contains("validation")
+                || text.contains("gpuvalidationerror")
+                || (text.contains("webgpu") && text.contains("invalid"));
+            if line.kind == "error" || gpu_complaint {
+                problems.push(format!("console {}: {}", line.kind, line.text));
+            }
+        }
+        if self.timed_out {
+            problems.push("the page never reported ready or an error".into());
+        }
+        problems
+    }
+
+    fn frame_value(&self, key: &str) -> Option<f64> {
+        self.frame.as_ref()?.get(key)?.parse().ok()
+    }
+}
+
+struct Page {
+    query: String,
+    webgpu: bool,
+    screenshot: Option<PathBuf>,
+    frame_samples: u32,
+}
+
+fn open(site: &Path, page: Page) -> Report {
+    let url = format!("{}/index.html?{}", site_url(site), page.query);
+    let config = serde_json::json!({
+        "url": url,
+        "webgpu": page.webgpu,
+        "screenshot": page.screenshot,
+        "frameSamples": page.frame_samples,
+        "viewportWidth": WIDTH + 64,
+        "viewportHeight": HEIGHT + 64,
+    });
+    let _one_at_a_time = browser_lock();
+    let output = Command::new("node")
+        .arg(manifest().join("tests/web/drive.mjs"))
+        .arg(config.to_string())
+        .output()
+        .expect("run node (is Node.js installed?)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the browser driver failed: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Report = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("the driver's report is not JSON ({e}): {stdout}"));
+    for line in &report.console {
+        eprintln!("  [{}] {}", line.kind, line.text);
+    }
+    report
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir.join(name)
+}
+
+fn view_query() -> String {
+    let v = |v: Vec3| format!("{},{},{}", v.x, v.y, v.z);
+    let [r, g, b] = BACKGROUND;
+    format!(
+        "eye={}&target={}&fov={FOV_DEGREES}&width={WIDTH}&height={HEIGHT}\
+         &background={r:02x}{g:02x}{b:02x}&hud=0",
+        v(EYE),
+        v(TARGET)
+    )
+}
+
+/// `scene` (a path under the crate) rendered natively with the viewer's camera
+/// settings: an sRGB target cleared to the background, no tonemapping, no MSAA.
+/// Rendered once per scene and kept.
+fn native(scene: &str) -> Arc<Rgba8> {
+    static IMAGES: Mutex<BTreeMap<String, Arc<Rgba8>>> = Mutex::new(BTreeMap::new());
+    if let Some(image) = IMAGES.lock().unwrap_or_else(|e| e.into_inner()).get(scene) {
+        return image.clone();
+    }
+    let clouds = scene_file::load(&manifest().join(scene)).expect("the scene decodes");
+    let mut headless = Headless::new();
+    for (splats, transform) in clouds {
+        let handle = headless.add_splats(splats);
+        headless.spawn_cloud(handle, transform);
+    }
+    let size = UVec2::new(WIDTH, HEIGHT);
+    let world = headless.app.world_mut();
+    let mut image = Image::new_target_texture(WIDTH, HEIGHT, TextureFormat::Rgba8UnormSrgb, None);
+    image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+    let image = world.resource_mut::<Assets<Image>>().add(image);
+    let [r, g, b] = BACKGROUND;
+    let entity = world
+        .spawn((
+            Camera3d::default(),
+            Camera {
+                clear_color: ClearColorConfig::Custom(Color::srgb_u8(r, g, b)),
+                ..default()
+            },
+            RenderTarget::Image(image.clone().into()),
+            Projection::Perspective(PerspectiveProjection {
+                fov: FOV_DEGREES.to_radians(),
+                ..default()
+            }),
+            Transform::from_translation(EYE).looking_at(TARGET, Vec3::Y),
+            Tonemapping::None,
+            Msaa::Off,
+        ))
+        .id();
+    let camera = HeadlessCamera {
+        entity,
+        image,
+        size,
+    };
+    let native = Arc::new(
+        headless
+            .render(&[camera])
+            .expect("the native render")
+            .remove(0),
+    );
+    let name = scene.replace('/', "_");
+    save(
+        &native.pixels,
+        WIDTH,
+        HEIGHT,
+        &scratch(&format!("native_{name}.png")),
+    );
+    IMAGES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(scene.to_owned(), native.clone());
+    native
+}
+
+fn save(rgba: &[u8], width: u32, height: u32, path: &Path) {
+    image::save_buffer(path, rgba, width, height, image::ColorType::Rgba8).expect("write a PNG");
+}
+
+fn psnr_rgb(a: &[u8], b: &[u8]) -> f64 {
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for (pa, pb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for c in 0..3 {
+            let d = f64::from(pa[c]) - f64::from(pb[c]);
+            sum += d * d;
+            n += 1;
+        }
+    }
+    let mse = sum / n.max(1) as f64;
+    if mse == 0.0 {
+        f64::INFINITY
+    } else {
+        10.0 * (255.0 * 255.0 / mse).log10()
+    }
+}
+
+/// The shipped scene, native side.
+const ANGEL: &str = "assets/angel.ply";
+
+/// Opens the page with the test view (plus `extra` settings) and compares the canvas
+/// with the native render of `scene`.
+fn page_matches_native(site: &Path, scene: &str, extra: &str, name: &str) -> Report {
+    let shot = scratch(&format!("{name}.png"));
+    let _ = std::fs::remove_file(&shot);
+    let report = open(
+        site,
+        Page {
+            query: format!("{}{extra}", view_query()),
+            webgpu: true,
+            screenshot: Some(shot.clone()),
+            frame_samples: 10,
+        },
+    );
+    let problems = report.problems();
+    assert!(problems.is_empty(), "{name}: {problems:#?}");
+    assert_eq!(
+        report.title.as_deref(),
+        Some("bevy_splat: ready"),
+        "{report:?}"
+    );
+    let page = image::open(&shot)
+        .unwrap_or_else(|e| panic!("{}: {e}", shot.display()))
+        .to_rgba8();
+    assert_eq!(
+        page.dimensions(),
+        (WIDTH, HEIGHT),
+        "the canvas has the asked size in CSS pixels"
+    );
+    let native = native(scene);
+    let psnr = psnr_rgb(page.as_raw(), &native.pixels);
+    eprintln!(
+        "{name}: {psnr:.2} dB against native; ready after {} ms; frame {:?} ms (mean {:?} ms) \
+         in headless Chromium on SwiftShader",
+        report.ready_ms.unwrap_or(0),
+        report.frame_value("frameMs"),
+        report.frame_value("meanFrameMs"),
+    );
+    assert!(
+        psnr >= MIN_PSNR_DB,
+        "{name}: the page's image is {psnr:.2} dB from the native one (at least \
+         {MIN_PSNR_DB} needed); compare {} with the native_*.png beside it",
+        shot.display(),
+    );
+    report
+}
+
+#[test]
+fn the_angel_in_chromium_matches_the_native_render() {
+    let Some(site) = prerequisites() else { return };
+    let report = page_matches_native(&site, ANGEL, "", "page");
+    assert_eq!(report.frame_value("bands"), Some(1.0), "{:?}", report.frame);
+}
+
+#[test]
+fn small_storage_bindings_draw_in_bands_and_match_the_native_render() {
+    let Some(site) = prerequisites() else { return };
+    let report = page_matches_native(&site, ANGEL, "&max_binding_mib=1", "banded");
+    let bands = report.frame_value("bands").unwrap_or(0.0);
+    assert!(
+        bands > 1.0,
+        "a 1 MiB binding should split the angel: {:?}",
+        report.frame
+    );
+}
+
+#[test]
+fn a_sog_scene_by_url_matches_the_native_render() {
+    // A zip of WebP images fetched over HTTP and decoded in wasm (no threads there).
+    let Some(site) = prerequisites() else { return };
+    let scene = "tests/data/formats/angel.sog";
+    page_matches_native(&site, scene, "&url=/data/formats/angel.sog", "sog");
+}
+
+#[test]
+fn without_webgpu_the_page_says_so() {
+    let Some(site) = prerequisites() else { return };
+    let report = open(
+        &site,
+        Page {
+            query: String::new(),
+            webgpu: false,
+            screenshot: None,
+            frame_samples: 0,
+        },
+    );
+    assert!(report.page_errors.is_empty(), "{:?}", report.page_errors);
+    let title = report.title.clone().unwrap_or_default();
+    assert!(
+        title.starts_with("bevy_splat: error:") && title.contains("WebGPU"),
+        "{title}"
+    );
+    let message = report.message.as_ref().expect("the page has a message box");
+    assert!(message.visible, "the message box is shown");
+    let text = message.text.clone().unwrap_or_default();
+    assert!(
+        text.contains("no WebGPU"),
+        "the message names the problem: {text}"
+    );
+}
+
+#[test]
+fn a_missing_scene_url_is_reported_on_the_page() {
+    let Some(site) = prerequisites() else { return };
+    let report = open(
+        &site,
+        Page {
+            query: "url=assets/no-such-scene.spz&hud=0".into(),
+            webgpu: true,
+            screenshot: None,
+            frame_samples: 0,
+        },
+    );
+    assert!(report.page_errors.is_empty(), "{:?}", report.page_errors);
+    let title = report.title.clone().unwrap_or_default();
+    assert!(
+        title.starts_with("bevy_splat: error:") && title.contains("no-such-scene.spz"),
+        "{title}"
+    );
+    let message = report.message.as_ref().expect("the page has a message box");
+    assert!(message.visible, "the message box is shown");
+}
