@@ -18,8 +18,8 @@ use wasm_bindgen::closure::Closure;
 
 use super::options::ViewerOptions;
 use super::{DROPPED_SOURCE, SAMPLE, Scene, Viewed, ViewerStatus};
-use bevy_splat::SplatStats;
 use bevy_splat::render::PASS_NAMES;
+use bevy_splat::{GaussianCloud, GaussianSplats, SplatStats};
 
 /// The canvas Bevy draws into.
 pub const CANVAS: &str = "#bevy";
@@ -276,13 +276,16 @@ struct FramesSinceReady {
 }
 
 /// Twice a second, the frame times and the splat counts as `data-*` attributes of the
-/// page's body (`frames`, `frame-ms`, `mean-frame-ms`, `bands`, `visible-splats`), for
+/// page's body (`frames`, `splats`, `frame-ms`, `mean-frame-ms`, `bands`,
+/// `visible-splats`, `gpu-ms`), for
 /// the browser test and for anyone measuring the page.
 fn publish_frame_stats(
     status: Res<ViewerStatus>,
     diagnostics: Res<DiagnosticsStore>,
     stats: Res<SplatStats>,
     cameras: Query<Entity, With<Camera3d>>,
+    clouds: Query<&GaussianCloud>,
+    splats: Res<Assets<GaussianSplats>>,
     mut count: Local<FramesSinceReady>,
 ) {
     if *status != ViewerStatus::Ready {
@@ -310,6 +313,12 @@ fn publish_frame_stats(
         let _ = data.set(key, &value);
     };
     set("frames", count.frames.to_string());
+    let loaded: usize = clouds
+        .iter()
+        .filter_map(|c| splats.get(&c.0))
+        .map(|s| s.len())
+        .sum();
+    set("splats", loaded.to_string());
     if count.frames > 1 {
         let mean = now.duration_since(since).as_secs_f64() * 1e3 / f64::from(count.frames - 1);
         set("meanFrameMs", format!("{mean:.2}"));

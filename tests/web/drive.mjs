@@ -64,6 +64,32 @@ try {
     return box ? { visible: !box.hidden, text: box.textContent } : null;
   });
 
+  if (report.title === "bevy_splat: ready" && config.drop) {
+    // A file dropped onto the page, as the browser delivers one: a drop event whose
+    // DataTransfer holds a File (its bytes fetched from the test server).
+    await page.evaluate(async ({ url, name }) => {
+      const bytes = await (await fetch(url)).arrayBuffer();
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([bytes], name));
+      const drop = new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true });
+      document.getElementById("bevy").dispatchEvent(drop);
+    }, config.drop);
+    await page.waitForFunction(() => document.title === "bevy_splat: loading", null, {
+      timeout: 30000,
+      polling: 50,
+    });
+    try {
+      await page.waitForFunction(
+        () => document.title === "bevy_splat: ready" || document.title.startsWith("bevy_splat: error"),
+        null,
+        { timeout: timeoutMs, polling: 100 },
+      );
+    } catch (error) {
+      report.timedOut = true;
+    }
+    report.title = await page.title();
+  }
+
   if (report.title === "bevy_splat: ready") {
     if (config.screenshot) {
       await page.locator("#bevy").screenshot({ path: config.screenshot });

@@ -136,6 +136,8 @@ impl Report {
 struct Page {
     query: String,
     webgpu: bool,
+    /// A file to drop onto the page once it is ready: its URL and name.
+    drop: Option<(&'static str, &'static str)>,
     screenshot: Option<PathBuf>,
     frame_samples: u32,
 }
@@ -147,6 +149,7 @@ fn open(site: &Path, page: Page) -> Report {
         "webgpu": page.webgpu,
         "screenshot": page.screenshot,
         "frameSamples": page.frame_samples,
+        "drop": page.drop.map(|(url, name)| serde_json::json!({ "url": url, "name": name })),
         "viewportWidth": WIDTH + 64,
         "viewportHeight": HEIGHT + 64,
     });
@@ -283,6 +286,7 @@ fn page_matches_native(site: &Path, scene: &str, extra: &str, name: &str) -> Rep
         Page {
             query: format!("{}{extra}", view_query()),
             webgpu: true,
+            drop: None,
             screenshot: Some(shot.clone()),
             frame_samples: 10,
         },
@@ -305,11 +309,12 @@ fn page_matches_native(site: &Path, scene: &str, extra: &str, name: &str) -> Rep
     let native = native(scene);
     let psnr = psnr_rgb(page.as_raw(), &native.pixels);
     eprintln!(
-        "{name}: {psnr:.2} dB against native; ready after {} ms; frame {:?} ms (mean {:?} ms) \
-         in headless Chromium on SwiftShader",
+        "{name}: {psnr:.2} dB against native; ready after {} ms; frame {:?} ms (mean {:?} ms, \
+         splat passes {:?} ms) in headless Chromium on SwiftShader",
         report.ready_ms.unwrap_or(0),
         report.frame_value("frameMs"),
         report.frame_value("meanFrameMs"),
+        report.frame_value("gpuMs"),
     );
     assert!(
         psnr >= MIN_PSNR_DB,
@@ -348,6 +353,39 @@ fn a_sog_scene_by_url_matches_the_native_render() {
 }
 
 #[test]
+fn a_file_dropped_onto_the_page_replaces_the_scene() {
+    let Some(site) = prerequisites() else { return };
+    let tower = manifest().join("tests/data/formats/tower_v2.spz");
+    let expected = bevy_splat::asset::formats::decode_path(&tower)
+        .expect("the SPZ decodes")
+        .len();
+    let report = open(
+        &site,
+        Page {
+            query: view_query(),
+            webgpu: true,
+            drop: Some(("/data/formats/tower_v2.spz", "tower_v2.spz")),
+            screenshot: None,
+            frame_samples: 2,
+        },
+    );
+    let problems = report.problems();
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert_eq!(
+        report.title.as_deref(),
+        Some("bevy_splat: ready"),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.frame_value("splats"),
+        Some(expected as f64),
+        "the page shows the dropped scene: {:?}",
+        report.frame
+    );
+    assert!(report.frame_value("visibleSplats").unwrap_or(0.0) > 0.0);
+}
+
+#[test]
 fn without_webgpu_the_page_says_so() {
     let Some(site) = prerequisites() else { return };
     let report = open(
@@ -355,6 +393,7 @@ fn without_webgpu_the_page_says_so() {
         Page {
             query: String::new(),
             webgpu: false,
+            drop: None,
             screenshot: None,
             frame_samples: 0,
         },
@@ -382,6 +421,7 @@ fn a_missing_scene_url_is_reported_on_the_page() {
         Page {
             query: "url=assets/no-such-scene.spz&hud=0".into(),
             webgpu: true,
+            drop: None,
             screenshot: None,
             frame_samples: 0,
         },
