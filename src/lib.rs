@@ -19,6 +19,7 @@
 pub mod asset;
 pub mod cameras;
 mod cloud;
+pub mod raycast;
 pub mod render;
 #[cfg(feature = "gltf")]
 mod scene;
@@ -34,6 +35,7 @@ pub use asset::{
     GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings,
 };
 pub use cloud::{GaussianCloud, SplatRasterMode};
+pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
 pub use render::{SplatComposite, SplatGpuLimits, SplatMemory, SplatStats, SplatViewStats};
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
