@@ -19,10 +19,12 @@
 pub mod asset;
 pub mod cameras;
 mod cloud;
+mod crop;
 pub mod raycast;
 pub mod render;
 #[cfg(feature = "gltf")]
 mod scene;
+mod tint;
 
 use bevy::app::{App, Plugin, PostUpdate};
 use bevy::asset::AssetApp;
@@ -35,10 +37,12 @@ pub use asset::{
     GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings,
 };
 pub use cloud::{GaussianCloud, SplatRasterMode};
+pub use crop::{CropMode, CropShape, CropVolume, MAX_CROP_VOLUMES, SplatCrop};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
 pub use render::{SplatComposite, SplatGpuLimits, SplatMemory, SplatStats, SplatViewStats};
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
+pub use tint::SplatTint;
 
 /// Registers the splat asset and its loaders (every splat file format, glTF scenes
 /// with the `gltf` feature), the [`GaussianCloud`] component and, where the app

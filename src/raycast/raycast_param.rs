@@ -1,15 +1,21 @@
 //! Ray casts from gameplay code against every cloud in the world.
 
+use std::ops::ControlFlow;
+
+use bevy::asset::Assets;
 use bevy::camera::visibility::InheritedVisibility;
 use bevy::ecs::entity::Entity;
 use bevy::ecs::system::{Query, Res, SystemParam};
 use bevy::math::{Ray3d, Vec3};
 use bevy::transform::components::GlobalTransform;
 
-use super::bvh_cache::SplatBvhs;
+use super::bvh_cache::{SplatBvhs, shape_of};
 use super::cast::{MedianDepth, local_ray};
-use super::gaussian::Ray;
+use super::gaussian::{MAX_ALPHA, MIN_ALPHA, Ray};
+use crate::asset::GaussianSplats;
 use crate::cloud::GaussianCloud;
+use crate::crop::SplatCrop;
+use crate::tint::SplatTint;
 
 /// How [`SplatRaycast::cast`] looks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,9 +57,13 @@ pub struct SplatRayHit {
 /// (see the module docs), with every cloud's transform and visibility, several clouds
 /// composited together along the ray. Needs [`SplatRaycastPlugin`](super::SplatRaycastPlugin);
 /// a cloud whose BVH is still being built is not hit yet.
+///
+/// A cloud's [`SplatCrop`] and [`SplatTint`] apply as they do to drawing: cropped
+/// splats are passed through, opacities are scaled (a tint of opacity 0 is never hit).
 #[derive(SystemParam)]
 pub struct SplatRaycast<'w, 's> {
     bvhs: Res<'w, SplatBvhs>,
+    assets: Res<'w, Assets<GaussianSplats>>,
     clouds: Query<
         'w,
         's,
@@ -62,6 +72,8 @@ pub struct SplatRaycast<'w, 's> {
             &'static GaussianCloud,
             &'static GlobalTransform,
             Option<&'static InheritedVisibility>,
+            Option<&'static SplatTint>,
+            Option<&'static SplatCrop>,
         ),
     >,
 }
@@ -86,28 +98,51 @@ impl SplatRaycast<'_, '_> {
         // Each cloud alone up to its own hit: the joint hit can come no later than
         // the nearest of those, so every step before it is in these lists.
         let mut steps = Vec::new();
-        for (entity, cloud, transform, visibility) in &self.clouds {
+        for (entity, cloud, transform, visibility, tint, crop) in &self.clouds {
             let hidden = visibility.is_some_and(|v| !v.get());
             if hidden && !settings.include_hidden {
                 continue;
             }
-            let Some(bvh) = self.bvhs.get(cloud.0.id()) else {
+            let (Some(bvh), Some(splats)) =
+                (self.bvhs.get(cloud.0.id()), self.assets.get(&cloud.0))
+            else {
                 continue;
             };
+            let fade = tint.map_or(1.0, |t| t.sanitized()[3]);
+            if fade < MIN_ALPHA {
+                continue;
+            }
             let Some((local, stretch)) = local_ray(transform.affine(), &world_ray) else {
                 continue;
             };
+            let geometry = splats.geometry();
             let mut alone = MedianDepth::new(threshold);
             bvh.visit_front_to_back(&local, |splat, contribution| {
+                let Some(splat_data) = geometry.get(splat as usize) else {
+                    return ControlFlow::Continue(());
+                };
+                if crop.is_some_and(|c| !c.keeps(Vec3::from(splat_data.position))) {
+                    return ControlFlow::Continue(());
+                }
+                let alpha = if fade < 1.0 {
+                    // As the preprocess does it: the opacity scaled, then the cap.
+                    let opacity = shape_of(splat_data).opacity * fade;
+                    (opacity * (-0.5 * contribution.mahalanobis_sq).exp()).min(MAX_ALPHA)
+                } else {
+                    contribution.alpha
+                };
+                if alpha < MIN_ALPHA {
+                    return ControlFlow::Continue(());
+                }
                 steps.push(Step {
                     distance: contribution.t / stretch,
-                    alpha: contribution.alpha,
+                    alpha,
                     entity,
                     splat,
                 });
-                match alone.composite(contribution.alpha) {
-                    Some(_) => std::ops::ControlFlow::Break(()),
-                    None => std::ops::ControlFlow::Continue(()),
+                match alone.composite(alpha) {
+                    Some(_) => ControlFlow::Break(()),
+                    None => ControlFlow::Continue(()),
                 }
             });
         }

@@ -10,7 +10,9 @@ use bevy::transform::components::GlobalTransform;
 
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
+use crate::crop::SplatCrop;
 use crate::render::passes::composite::SplatComposite;
+use crate::tint::SplatTint;
 
 /// A cloud as the render world sees it this frame.
 #[derive(Component, Clone, Debug)]
@@ -19,6 +21,8 @@ pub struct ExtractedCloud {
     pub world_from_cloud: Affine3A,
     /// `None`: as the asset says.
     pub raster_mode: Option<SplatRasterMode>,
+    pub tint: SplatTint,
+    pub crop: Option<SplatCrop>,
 }
 
 impl SyncComponent for GaussianCloud {
@@ -30,17 +34,21 @@ impl ExtractComponent for GaussianCloud {
         &'static GaussianCloud,
         &'static GlobalTransform,
         Option<&'static SplatRasterMode>,
+        Option<&'static SplatTint>,
+        Option<&'static SplatCrop>,
     );
     type QueryFilter = ();
     type Out = ExtractedCloud;
 
     fn extract_component(
-        (cloud, transform, raster_mode): QueryItem<'_, '_, Self::QueryData>,
+        (cloud, transform, raster_mode, tint, crop): QueryItem<'_, '_, Self::QueryData>,
     ) -> Option<Self::Out> {
         Some(ExtractedCloud {
             asset: cloud.0.id(),
             world_from_cloud: transform.affine(),
             raster_mode: raster_mode.copied(),
+            tint: tint.copied().unwrap_or_default(),
+            crop: crop.filter(|c| !c.volumes.is_empty()).cloned(),
         })
     }
 }

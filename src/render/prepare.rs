@@ -7,6 +7,7 @@ use bevy::asset::AssetId;
 use bevy::camera::Camera3d;
 use bevy::camera::CompositingSpace;
 use bevy::ecs::prelude::*;
+use bevy::log::warn_once;
 use bevy::math::{Mat4, UVec2};
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
@@ -22,7 +23,10 @@ use super::limits::SplatGpuLimits;
 use super::memory::SplatMemory;
 use super::passes::SplatPipelines;
 use super::passes::composite::SplatComposite;
-use super::passes::preprocess::{CloudInstance, PROJECTED_SPLAT_BYTES};
+use super::passes::preprocess::{
+    CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, MAX_CROP_VOLUMES_GPU,
+    PROJECTED_SPLAT_BYTES,
+};
 use super::passes::radix_sort::SortKey;
 use super::passes::tile_render::tiles_for;
 use super::view::ViewBuffers;
@@ -35,6 +39,7 @@ use super::view::timestamps::PassTimestamps;
 use super::view::uniform::SplatCamera;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
+use crate::crop::{CropMode, CropShape, SplatCrop};
 
 /// The splat work of every camera view, kept across frames.
 #[derive(Resource, Default)]
@@ -66,6 +71,41 @@ pub fn request_readable_depth(mut cameras: Query<&mut Camera3d>) {
     }
 }
 
+/// `crop`'s first volumes as the preprocess tests them.
+fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInstance {
+    let Some(crop) = crop else {
+        return instance;
+    };
+    if crop.volumes.len() > MAX_CROP_VOLUMES_GPU {
+        warn_once!(
+            "a SplatCrop has {} volumes; only the first {MAX_CROP_VOLUMES_GPU} act",
+            crop.volumes.len()
+        );
+    }
+    for (slot, volume) in instance.crops.iter_mut().zip(&crop.volumes) {
+        let cut = volume.mode == CropMode::Cut;
+        *slot = match volume.unit_from_cloud() {
+            Some(unit_from_cloud) => CropGpu {
+                unit_from_cloud: unit_from_cloud.to_cols_array_2d(),
+                shape: match volume.shape {
+                    CropShape::Box { .. } => CROP_BOX,
+                    CropShape::Sphere { .. } => CROP_SPHERE,
+                },
+                cut: u32::from(cut),
+                _pad: [0; 2],
+            },
+            None => CropGpu {
+                shape: CROP_EMPTY,
+                cut: u32::from(cut),
+                ..CropGpu::default()
+            },
+        };
+        instance.crop_count += 1;
+        instance.crop_keeps += u32::from(!cut);
+    }
+    instance
+}
+
 /// Groups the clouds a view draws by asset, so that every chunk of an asset is
 /// preprocessed for all of its clouds in one dispatch: separate dispatches would each
 /// wait for the one before (they write the same outputs).
@@ -92,7 +132,13 @@ fn plan_dispatches<'a>(
                     .map_or(gpu.antialiased, |mode| mode == SplatRasterMode::Antialiased),
             ),
             _pad: [0; 3],
+            tint: cloud.tint.sanitized(),
+            crop_count: 0,
+            crop_keeps: 0,
+            _pad_crop: [0; 2],
+            crops: [CropGpu::default(); MAX_CROP_VOLUMES_GPU],
         };
+        let instance = with_crop(instance, cloud.crop.as_ref());
         match by_asset.iter_mut().find(|(id, ..)| *id == cloud.asset) {
             Some((.., instances)) => instances.push(instance),
             None => by_asset.push((cloud.asset, gpu, vec![instance])),

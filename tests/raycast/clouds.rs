@@ -11,8 +11,8 @@ use bevy_splat::asset::SplatGeometry;
 use bevy_splat::asset::formats::ply;
 use bevy_splat::raycast::{CastSettings, SplatBvhs};
 use bevy_splat::{
-    GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatRayHit, SplatRaycast,
-    SplatRaycastPlugin, SplatRaycastSettings,
+    CropVolume, GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatCrop, SplatRayHit,
+    SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings, SplatTint,
 };
 
 fn app() -> App {
@@ -264,4 +264,116 @@ fn bad_rays_and_empty_clouds_give_no_hit() {
     ] {
         assert_eq!(cast(&mut app, good, settings), None, "{settings:?}");
     }
+}
+
+#[test]
+fn crops_and_tints_apply_to_ray_casts_as_to_drawing() {
+    let mut app = app();
+    let splats = angel();
+    let crop = SplatCrop {
+        volumes: vec![CropVolume::cut_box(
+            Vec3::new(0.0, 0.2, 0.0),
+            Vec3::new(2.0, 0.6, 2.0),
+        )],
+    };
+    // The same cut made to the data, and the same fade.
+    let kept: Vec<SplatGeometry> = splats
+        .geometry()
+        .iter()
+        .filter(|g| crop.keeps(Vec3::from(g.position)))
+        .copied()
+        .collect();
+    let faded: Vec<SplatGeometry> = splats
+        .geometry()
+        .iter()
+        .map(|g| SplatGeometry {
+            opacity_logit: {
+                let opacity = 0.5 / (1.0 + (-g.opacity_logit).exp());
+                (opacity / (1.0 - opacity)).ln()
+            },
+            ..*g
+        })
+        .collect();
+    let handles = add_and_build(
+        &mut app,
+        vec![splats.clone(), splats_of(&kept), splats_of(&faded)],
+    );
+    let cropped = app
+        .world_mut()
+        .spawn((GaussianCloud(handles[0].clone()), crop.clone()))
+        .id();
+    app.update();
+    let mut compared = 0;
+    for i in 0..40 {
+        let y = -0.3 + 2.2 * i as f32 / 40.0;
+        let r = ray(Vec3::new(0.1, y, 4.0), Vec3::new(-0.1, y, -1.0));
+        let with_crop = cast(&mut app, r, SplatRaycastSettings::default());
+        // The cropped data, alone.
+        let visibility = app
+            .world_mut()
+            .entity_mut(cropped)
+            .insert(Visibility::Hidden)
+            .id();
+        let reference = app
+            .world_mut()
+            .spawn((GaussianCloud(handles[1].clone()), Transform::IDENTITY))
+            .id();
+        app.update();
+        let expected = cast(&mut app, r, SplatRaycastSettings::default());
+        app.world_mut().despawn(reference);
+        app.world_mut()
+            .entity_mut(visibility)
+            .insert(Visibility::Inherited);
+        app.update();
+        assert_eq!(
+            with_crop.map(|h| (h.distance, h.position)),
+            expected.map(|h| (h.distance, h.position)),
+            "ray {i}"
+        );
+        if let Some(hit) = with_crop {
+            assert!(
+                !crop.volumes[0]
+                    .contains(splats.geometry()[hit.splat_index as usize].position.into())
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 10, "{compared}");
+    app.world_mut().despawn(cropped);
+
+    // A fade scales every opacity: the faded cloud is hit where faded data is.
+    let tinted = app
+        .world_mut()
+        .spawn((GaussianCloud(handles[0].clone()), SplatTint::fade(0.5)))
+        .id();
+    app.update();
+    let r = ray(Vec3::new(-0.2, 0.8, 5.0), Vec3::new(-0.2, 0.8, -5.0));
+    let faded_hit = cast(&mut app, r, SplatRaycastSettings::default()).expect("a hit");
+    assert_eq!(faded_hit.entity, tinted);
+    app.world_mut()
+        .entity_mut(tinted)
+        .insert(Visibility::Hidden);
+    let reference = app
+        .world_mut()
+        .spawn((GaussianCloud(handles[2].clone()), Transform::IDENTITY))
+        .id();
+    app.update();
+    let expected = cast(&mut app, r, SplatRaycastSettings::default()).expect("a hit");
+    assert_eq!(expected.entity, reference);
+    assert_eq!(faded_hit.splat_index, expected.splat_index);
+    assert!((faded_hit.distance - expected.distance).abs() < 1e-4);
+    app.world_mut().despawn(reference);
+    app.world_mut()
+        .entity_mut(tinted)
+        .insert((Visibility::Inherited, SplatTint::fade(0.0)));
+    app.update();
+    assert_eq!(
+        cast(&mut app, r, SplatRaycastSettings::default()),
+        None,
+        "a cloud faded out is not hit"
+    );
+}
+
+fn splats_of(geometry: &[SplatGeometry]) -> GaussianSplats {
+    splats(geometry.to_vec())
 }

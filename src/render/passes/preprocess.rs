@@ -19,7 +19,35 @@ pub struct CloudInstance {
     /// 1: scale opacities by the 2-D filter's compensation (`SplatRasterMode`).
     pub antialiased: u32,
     pub _pad: [u32; 3],
+    /// Colour (rgb) and opacity (a) multipliers (`SplatTint`).
+    pub tint: [f32; 4],
+    /// How many of `crops` act, and how many of those keep (the rest cut).
+    pub crop_count: u32,
+    pub crop_keeps: u32,
+    pub _pad_crop: [u32; 2],
+    pub crops: [CropGpu; MAX_CROP_VOLUMES_GPU],
 }
+
+/// Crop volumes per cloud on the GPU (`SplatCrop` volumes past it are ignored).
+pub const MAX_CROP_VOLUMES_GPU: usize = 4;
+
+/// One crop volume as the preprocess tests it (`CropVolume` in WGSL).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct CropGpu {
+    /// Into the unit cube `[-1, 1]³` (a box) or the unit ball (a sphere).
+    pub unit_from_cloud: [[f32; 4]; 4],
+    /// [`CROP_EMPTY`], [`CROP_BOX`] or [`CROP_SPHERE`].
+    pub shape: u32,
+    /// 1: cut what is inside; 0: keep it.
+    pub cut: u32,
+    pub _pad: [u32; 2],
+}
+
+/// A volume that contains nothing (zero or negative size).
+pub const CROP_EMPTY: u32 = 0;
+pub const CROP_BOX: u32 = 1;
+pub const CROP_SPHERE: u32 = 2;
 
 /// One preprocess dispatch: a chunk of an asset, drawn for a run of instances
 /// (`ChunkParams` in WGSL).
@@ -66,7 +94,11 @@ impl PreprocessPass {
                 storage(8, false),
             ],
         );
-        let module = shader_module(device, "splat preprocess", include_str!("preprocess.wgsl"));
+        let source = format!(
+            "const MAX_CROP_VOLUMES: u32 = {MAX_CROP_VOLUMES_GPU}u;\n{}",
+            include_str!("preprocess.wgsl")
+        );
+        let module = shader_module(device, "splat preprocess", &source);
         let pipeline = compute_pipeline(device, "splat preprocess", &layout, &module, "preprocess");
         Self { layout, pipeline }
     }

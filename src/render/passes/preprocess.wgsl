@@ -13,13 +13,52 @@ struct SplatGeometry {
     pad: f32,
 }
 
-// Where one cloud stands relative to the camera.
+// A box (the unit cube) or sphere (the unit ball) in the cloud's frame.
+struct CropVolume {
+    unit_from_cloud: mat4x4<f32>,
+    // 0: contains nothing, 1: box, 2: sphere.
+    shape: u32,
+    // 1: cut away what is inside; 0: keep it.
+    cut: u32,
+}
+
+// Where one cloud stands relative to the camera, and what it looks like there.
 struct CloudInstance {
     cam_from_cloud: mat4x4<f32>,
     // Camera centre in the cloud's frame: view directions for SH are taken there.
     camera_in_cloud: vec4<f32>,
     // 1: Mip-Splatting's 2-D filter keeps each splat's weight (`SplatRasterMode`).
     antialiased: u32,
+    // Colour (rgb) and opacity (a) multipliers (`SplatTint`).
+    tint: vec4<f32>,
+    crop_count: u32,
+    crop_keeps: u32,
+    crops: array<CropVolume, MAX_CROP_VOLUMES>,
+}
+
+fn crop_contains(volume: CropVolume, position: vec3<f32>) -> bool {
+    let q = (volume.unit_from_cloud * vec4<f32>(position, 1.0)).xyz;
+    if volume.shape == 1u {
+        return all(abs(q) <= vec3<f32>(1.0));
+    }
+    if volume.shape == 2u {
+        return dot(q, q) <= 1.0;
+    }
+    return false;
+}
+
+// `SplatCrop`: inside some keep volume (when there are any) and inside no cut volume.
+fn kept_by_crop(cloud: CloudInstance, position: vec3<f32>) -> bool {
+    var inside_keep = false;
+    for (var i = 0u; i < min(cloud.crop_count, MAX_CROP_VOLUMES); i++) {
+        let volume = cloud.crops[i];
+        let inside = crop_contains(volume, position);
+        if volume.cut == 1u && inside {
+            return false;
+        }
+        inside_keep = inside_keep || (volume.cut == 0u && inside);
+    }
+    return cloud.crop_keeps == 0u || inside_keep;
 }
 
 struct ChunkParams {
@@ -154,8 +193,8 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         || !sh_finite(index) {
         return;
     }
-    var opacity = opacity_of(g.opacity_logit);
-    if !(opacity >= ALPHA_MIN) {
+    var opacity = opacity_of(g.opacity_logit) * cloud.tint.a;
+    if !(opacity >= ALPHA_MIN) || !kept_by_crop(cloud, g.position) {
         return;
     }
 
@@ -256,7 +295,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 
     let dir = normalize(g.position - cloud.camera_in_cloud.xyz);
-    let colour = sh_colour(index, dir);
+    let colour = sh_colour(index, dir) * cloud.tint.rgb;
     splat.r = colour.r;
     splat.g = colour.g;
     splat.b = colour.b;

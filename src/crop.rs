@@ -1,0 +1,223 @@
+//! Crop volumes: boxes and spheres in a cloud's frame that keep or cut away the splats
+//! whose centres they contain.
+
+use bevy::ecs::component::Component;
+use bevy::math::{Mat4, Quat, Vec3};
+
+/// At most this many volumes of a [`SplatCrop`] act (the rest are ignored with a
+/// warning): each is tested for every splat of every frame.
+pub const MAX_CROP_VOLUMES: usize = crate::render::passes::preprocess::MAX_CROP_VOLUMES_GPU;
+
+/// Cuts a cloud to the parts that matter, per splat centre in the cloud's own frame,
+/// in the preprocess (no re-upload; changing it every frame is cheap). A splat is kept
+/// when it lies inside at least one [`CropMode::Keep`] volume (if there are any) and
+/// inside no [`CropMode::Cut`] volume. Drawing and ray casts apply it alike.
+///
+/// A volume with a zero, negative or non-finite size contains nothing: as the only
+/// keep volume it keeps nothing; as a cut volume it cuts nothing.
+#[derive(Component, Clone, Debug, Default, PartialEq)]
+pub struct SplatCrop {
+    pub volumes: Vec<CropVolume>,
+}
+
+/// One box or sphere and what it does to the splats inside it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CropVolume {
+    pub shape: CropShape,
+    pub mode: CropMode,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CropShape {
+    /// A box of `half_size` about `centre`, turned by `rotation`.
+    Box {
+        centre: Vec3,
+        half_size: Vec3,
+        rotation: Quat,
+    },
+    Sphere {
+        centre: Vec3,
+        radius: f32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CropMode {
+    /// Keep what is inside (and, with any keep volume, cut everything outside them).
+    #[default]
+    Keep,
+    /// Cut away what is inside.
+    Cut,
+}
+
+impl CropVolume {
+    pub fn keep_box(centre: Vec3, half_size: Vec3) -> Self {
+        Self::axis_box(centre, half_size, CropMode::Keep)
+    }
+
+    pub fn cut_box(centre: Vec3, half_size: Vec3) -> Self {
+        Self::axis_box(centre, half_size, CropMode::Cut)
+    }
+
+    pub fn keep_sphere(centre: Vec3, radius: f32) -> Self {
+        Self {
+            shape: CropShape::Sphere { centre, radius },
+            mode: CropMode::Keep,
+        }
+    }
+
+    pub fn cut_sphere(centre: Vec3, radius: f32) -> Self {
+        Self {
+            shape: CropShape::Sphere { centre, radius },
+            mode: CropMode::Cut,
+        }
+    }
+
+    fn axis_box(centre: Vec3, half_size: Vec3, mode: CropMode) -> Self {
+        Self {
+            shape: CropShape::Box {
+                centre,
+                half_size,
+                rotation: Quat::IDENTITY,
+            },
+            mode,
+        }
+    }
+
+    /// The map from the cloud's frame into the volume's unit shape (the cube
+    /// `[-1, 1]³` or the unit ball); `None` when the volume contains nothing.
+    pub fn unit_from_cloud(&self) -> Option<Mat4> {
+        let (centre, half_size, rotation) = match self.shape {
+            CropShape::Box {
+                centre,
+                half_size,
+                rotation,
+            } => (centre, half_size, rotation),
+            CropShape::Sphere { centre, radius } => (centre, Vec3::splat(radius), Quat::IDENTITY),
+        };
+        let usable = centre.is_finite()
+            && half_size.is_finite()
+            && half_size.min_element() > 0.0
+            && rotation.is_finite()
+            && rotation.length_squared() > 0.0;
+        if !usable {
+            return None;
+        }
+        let cloud_from_unit =
+            Mat4::from_scale_rotation_translation(half_size, rotation.normalize(), centre);
+        let unit_from_cloud = cloud_from_unit.inverse();
+        unit_from_cloud.is_finite().then_some(unit_from_cloud)
+    }
+
+    /// Whether the volume contains `point` (cloud frame), as the GPU decides it.
+    pub fn contains(&self, point: Vec3) -> bool {
+        let Some(unit_from_cloud) = self.unit_from_cloud() else {
+            return false;
+        };
+        let q = unit_from_cloud.transform_point3(point);
+        match self.shape {
+            CropShape::Box { .. } => q.abs().max_element() <= 1.0,
+            CropShape::Sphere { .. } => q.length_squared() <= 1.0,
+        }
+    }
+}
+
+impl SplatCrop {
+    /// Whether a splat centred at `point` (cloud frame) survives the crop. Only the
+    /// first [`MAX_CROP_VOLUMES`] volumes count, as on the GPU.
+    pub fn keeps(&self, point: Vec3) -> bool {
+        let volumes = &self.volumes[..self.volumes.len().min(MAX_CROP_VOLUMES)];
+        let mut any_keep = false;
+        let mut inside_keep = false;
+        for volume in volumes {
+            let inside = volume.contains(point);
+            match volume.mode {
+                CropMode::Keep => {
+                    any_keep = true;
+                    inside_keep |= inside;
+                }
+                CropMode::Cut if inside => return false,
+                CropMode::Cut => {}
+            }
+        }
+        !any_keep || inside_keep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keep_and_cut_volumes_combine() {
+        let crop = SplatCrop {
+            volumes: vec![
+                CropVolume::keep_box(Vec3::ZERO, Vec3::ONE),
+                CropVolume::cut_sphere(Vec3::new(1.0, 0.0, 0.0), 0.5),
+            ],
+        };
+        assert!(crop.keeps(Vec3::new(-0.5, 0.5, 0.9)));
+        assert!(
+            !crop.keeps(Vec3::new(0.0, 1.5, 0.0)),
+            "outside the keep box"
+        );
+        assert!(
+            !crop.keeps(Vec3::new(0.8, 0.0, 0.0)),
+            "inside the cut sphere"
+        );
+        assert!(
+            SplatCrop::default().keeps(Vec3::splat(1e9)),
+            "no volumes: all kept"
+        );
+    }
+
+    #[test]
+    fn rotated_boxes_turn_with_their_rotation() {
+        let turned = CropVolume {
+            shape: CropShape::Box {
+                centre: Vec3::ZERO,
+                half_size: Vec3::new(2.0, 0.1, 0.1),
+                rotation: Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+            },
+            mode: CropMode::Keep,
+        };
+        assert!(turned.contains(Vec3::new(0.0, 1.9, 0.0)));
+        assert!(!turned.contains(Vec3::new(1.9, 0.0, 0.0)));
+    }
+
+    #[test]
+    fn empty_volumes_contain_nothing() {
+        for volume in [
+            CropVolume::keep_box(Vec3::ZERO, Vec3::ZERO),
+            CropVolume::keep_box(Vec3::ZERO, Vec3::new(1.0, -1.0, 1.0)),
+            CropVolume::keep_sphere(Vec3::ZERO, -2.0),
+            CropVolume::keep_sphere(Vec3::NAN, 1.0),
+            CropVolume::keep_sphere(Vec3::ZERO, f32::INFINITY),
+        ] {
+            assert_eq!(volume.unit_from_cloud(), None, "{volume:?}");
+            assert!(!volume.contains(Vec3::ZERO));
+            let only = SplatCrop {
+                volumes: vec![volume],
+            };
+            assert!(
+                !only.keeps(Vec3::ZERO),
+                "an empty keep volume keeps nothing"
+            );
+            let cut = SplatCrop {
+                volumes: vec![CropVolume {
+                    mode: CropMode::Cut,
+                    ..volume
+                }],
+            };
+            assert!(cut.keeps(Vec3::ZERO), "an empty cut volume cuts nothing");
+        }
+    }
+
+    #[test]
+    fn volumes_past_the_gpu_limit_are_ignored() {
+        let mut volumes = vec![CropVolume::keep_sphere(Vec3::splat(100.0), 1.0); MAX_CROP_VOLUMES];
+        volumes.push(CropVolume::keep_sphere(Vec3::ZERO, 1.0));
+        let crop = SplatCrop { volumes };
+        assert!(!crop.keeps(Vec3::ZERO));
+    }
+}
