@@ -460,7 +460,9 @@ fn update_hud(
         .get(&FrameTimeDiagnosticsPlugin::FPS)
         .and_then(|fps| fps.smoothed())
         .unwrap_or(0.0);
+    // Software renderers draw a frame a second or slower: keep a digit there.
+    let digits = if fps < 10.0 { 1 } else { 0 };
     for mut text in &mut hud {
-        text.0 = format!("{count} splats | SH {degree} | {fps:.0} fps");
+        text.0 = format!("{count} splats | SH {degree} | {fps:.digits$} fps");
     }
 }
