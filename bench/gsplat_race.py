@@ -2,6 +2,10 @@
 `examples/bench.rs`, with the same camera, for the ours/gsplat ratio in BENCHMARKS.md.
 
     python3 bench/gsplat_race.py assets/angel.ply --grid 4 7 9 --out DIR
+    python3 bench/gsplat_race.py sh3_K9.ply --sh3-grid 9 --out DIR
+
+`--sh3-grid K` renders the PLY as it is (the SH3 grid that `bench --sh3-grid K
+--write-ply` wrote: one cloud, degree 3) from the K×K grid's camera.
 
 Needs torch with CUDA and gsplat 1.5.3. Prints, per K, the median of 30 timed
 renders (CUDA events, after warm-up) and writes DIR/gsplat_K<k>.png and a JSON
@@ -61,6 +65,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("ply")
     parser.add_argument("--grid", type=int, nargs="+", default=[4, 7, 9])
+    parser.add_argument("--sh3-grid", type=int, default=None)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--out", default=".")
     args = parser.parse_args()
@@ -73,14 +78,22 @@ def main():
     scales = np.exp(np.stack([v[f"scale_{i}"] for i in range(3)], axis=1))
     opacities = 1.0 / (1.0 + np.exp(-v["opacity"]))
     sh0 = np.stack([v[f"f_dc_{i}"] for i in range(3)], axis=1)[:, None, :]
+    degree = 0
+    if args.sh3_grid is not None:
+        # Inria's f_rest is channel-major: all of R's 15 coefficients, then G's, B's.
+        rest = np.stack([v[f"f_rest_{i}"] for i in range(45)], axis=1).reshape(-1, 3, 15)
+        sh0 = np.concatenate([sh0, rest.transpose(0, 2, 1)], axis=1)
+        degree = 3
 
     width, height = 1920, 1080
     focal = (height / 2) / math.tan(math.radians(50.0) / 2)
     ks = torch.tensor([[focal, 0, width / 2], [0, focal, height / 2], [0, 0, 1]], dtype=torch.float32, device=device)
 
     results = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "scenes": {}}
-    for k in args.grid:
+    for k in [args.sh3_grid] if args.sh3_grid is not None else args.grid:
         offsets = [((i - (k - 1) / 2) * 1.8, 0.0, (j - (k - 1) / 2) * 1.8) for i in range(k) for j in range(k)]
+        if args.sh3_grid is not None:
+            offsets = [(0.0, 0.0, 0.0)]
         means = np.concatenate([base_means + np.asarray(o, dtype=np.float32) for o in offsets])
         n_copies = len(offsets)
 
@@ -95,7 +108,7 @@ def main():
 
         def render():
             return rasterization(t_means, t_quats, t_scales, t_opac, t_sh, viewmats, ks[None], width, height,
-                                 sh_degree=0, packed=False)
+                                 sh_degree=degree, packed=False)
 
         for _ in range(10):
             image, _, _ = render()
@@ -110,16 +123,18 @@ def main():
             torch.cuda.synchronize()
             times.append(start.elapsed_time(end))
         median = float(np.median(times))
-        print(f"K={k}: {len(means)} splats, gsplat median {median:.3f} ms "
+        name = f"SH3_K{k}" if degree == 3 else f"K{k}"
+        print(f"{name}: {len(means)} splats, gsplat median {median:.3f} ms "
               f"(p10 {np.percentile(times, 10):.3f}, p90 {np.percentile(times, 90):.3f}, {args.runs} runs)")
-        results["scenes"][f"K{k}"] = {"splats": int(len(means)), "median_ms": median,
+        results["scenes"][name] = {"splats": int(len(means)), "median_ms": median,
                                       "p10_ms": float(np.percentile(times, 10)),
                                       "p90_ms": float(np.percentile(times, 90))}
         pixels = (image[0].clamp(0, 1) * 255).round().to(torch.uint8).cpu().numpy()
-        with open(f"{args.out}/gsplat_K{k}.ppm", "wb") as f:
+        with open(f"{args.out}/gsplat_{name}.ppm", "wb") as f:
             f.write(b"P6 %d %d 255\n" % (width, height))
             f.write(pixels.tobytes())
-    with open(f"{args.out}/gsplat.json", "w") as f:
+    summary = "gsplat_sh3.json" if degree == 3 else "gsplat.json"
+    with open(f"{args.out}/{summary}", "w") as f:
         json.dump(results, f, indent=1)
 
 

@@ -26,4 +26,15 @@ if [ -z "${SKIP_GSPLAT:-}" ]; then
     cp /tmp/gsplat.json $OUT/ 2>/dev/null
     [ -f /tmp/gsplat_K9.ppm ] && cp /tmp/gsplat_K9.ppm $OUT/
 fi
+# SH3_GRIDS: the SH3 grid (one cloud of distinct degree-3 splats) at these K, both sides
+# reading the very same data: bench writes it, gsplat reads that file.
+for k in ${SH3_GRIDS:-}; do
+    /tmp/bench --sh3-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_SH3_K$k.json \
+        --write-ply /tmp/sh3_K$k.ply $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+    if [ -z "${SKIP_GSPLAT:-}" ]; then
+        PYTHONUNBUFFERED=1 python3 bench/gsplat_race.py /tmp/sh3_K$k.ply --sh3-grid $k --out /tmp 2>&1 \
+            | grep -v Warning | tee -a $OUT/run.log
+        cp /tmp/gsplat_sh3.json $OUT/gsplat_sh3_K$k.json 2>/dev/null
+    fi
+done
 ls -la $OUT

@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release --example bench -- --angel-grid 9 [--frames 200] [--warmup 30]
 //!     [--json out.json] [--png out.png] [--max-binding-mib N]
+//! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -13,6 +14,12 @@
 //! The angel grid is K×K copies of `assets/angel.ply`, copy (i, j) at
 //! ((i − (K−1)/2)·1.8, 0, (j − (K−1)/2)·1.8), seen from (0, 0.5·G, −1.2·G) with
 //! G = 1.8·K, looking at the origin, 50° vertical field of view, 1920×1080.
+//!
+//! The SH3 grid is the same layout as ONE cloud of distinct splats at SH degree 3:
+//! each copy keeps the angel's geometry and base colour, and every splat gets its own
+//! 45 `f_rest` coefficients drawn from a normal distribution (σ = 0.08, a fixed
+//! seed), so each carries 248 bytes and the full SH evaluation. `--write-ply` saves
+//! it (Inria PLY) for the gsplat race to read the very same data.
 
 #[path = "render/headless.rs"]
 mod headless;
@@ -27,15 +34,18 @@ use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
 use bevy::prelude::*;
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::settings::WgpuSettings;
+use bevy_splat::asset::DecodedSplats;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
-use bevy_splat::{SplatMemory, SplatStats};
+use bevy_splat::{GaussianSplats, SplatMemory, SplatStats};
 
 use headless::Headless;
 
 struct Args {
     ply: PathBuf,
     angel_grid: Option<u32>,
+    sh3_grid: Option<u32>,
+    write_ply: Option<PathBuf>,
     cameras: Option<PathBuf>,
     camera_index: usize,
     eye: Option<Vec3>,
@@ -66,6 +76,8 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         ply: PathBuf::from("assets/angel.ply"),
         angel_grid: None,
+        sh3_grid: None,
+        write_ply: None,
         cameras: None,
         camera_index: 0,
         eye: None,
@@ -88,6 +100,8 @@ fn parse_args() -> Result<Args, String> {
         match flag.as_str() {
             "--ply" => args.ply = value()?.into(),
             "--angel-grid" => args.angel_grid = Some(number(value()?)?),
+            "--sh3-grid" => args.sh3_grid = Some(number(value()?)?.clamp(1, 64)),
+            "--write-ply" => args.write_ply = Some(value()?.into()),
             "--cameras" => args.cameras = Some(value()?.into()),
             "--camera" => args.camera_index = number(value()?)? as usize,
             "--eye" => args.eye = Some(parse_vec3(&value()?)?),
@@ -113,6 +127,72 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// The camera of the K×K grids: above and behind, looking at the centre.
+fn grid_camera(k: u32) -> Transform {
+    let g = 1.8 * k as f32;
+    Transform::from_xyz(0.0, 0.5 * g, -1.2 * g).looking_at(Vec3::ZERO, Vec3::Y)
+}
+
+/// The SH3 grid (see the module docs) built from `base`'s geometry and DC colours.
+fn sh3_grid(base: &GaussianSplats, k: u32) -> GaussianSplats {
+    const STRIDE: usize = 48;
+    let offset = |n: u32| (n as f32 - (k as f32 - 1.0) / 2.0) * 1.8;
+    let copies = (k * k) as usize;
+    let mut geometry = Vec::with_capacity(base.len() * copies);
+    let mut sh = Vec::with_capacity(base.len() * copies * STRIDE);
+    let mut normal = Normal::new(0x5eed_0008);
+    let base_stride = base.sh_stride();
+    for i in 0..k {
+        for j in 0..k {
+            let shift = [offset(i), 0.0, offset(j)];
+            for (n, g) in base.geometry().iter().enumerate() {
+                let mut g = *g;
+                for (p, d) in g.position.iter_mut().zip(shift) {
+                    *p += d;
+                }
+                geometry.push(g);
+                sh.extend_from_slice(&base.sh()[n * base_stride..n * base_stride + 3]);
+                sh.extend((3..STRIDE).map(|_| 0.08 * normal.sample()));
+            }
+        }
+    }
+    GaussianSplats::new(geometry, sh, 3).expect("whole splats of degree 3")
+}
+
+/// Standard normal numbers from a fixed seed (xorshift64*, Box–Muller), so every run
+/// and every machine builds the same scene.
+struct Normal {
+    state: u64,
+    spare: Option<f32>,
+}
+
+impl Normal {
+    fn new(seed: u64) -> Self {
+        Self {
+            state: seed.max(1),
+            spare: None,
+        }
+    }
+
+    fn uniform(&mut self) -> f64 {
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        let bits = self.state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
+        (bits as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    fn sample(&mut self) -> f32 {
+        if let Some(spare) = self.spare.take() {
+            return spare;
+        }
+        let radius = (-2.0 * self.uniform().ln()).sqrt();
+        let angle = std::f64::consts::TAU * self.uniform();
+        self.spare = Some((radius * angle.sin()) as f32);
+        (radius * angle.cos()) as f32
+    }
+}
+
 /// Median and the 10th/90th percentiles of a sample, in the sample's unit.
 fn summary(values: &[f64]) -> (f64, f64, f64) {
     let mut sorted = values.to_vec();
@@ -126,8 +206,17 @@ fn run() -> Result<(), String> {
     // A glTF scene is all its clouds at their node transforms; the angel grid repeats
     // the first.
     let mut scene = scene_file::load(&args.ply)?;
-    let splat_count: usize = scene.iter().map(|(s, _)| s.len()).sum();
-    let (splats, _) = scene.remove(0);
+    let (mut splats, _) = scene.remove(0);
+    if let Some(k) = args.sh3_grid {
+        splats = sh3_grid(&splats, k);
+        scene.clear();
+        if let Some(path) = &args.write_ply {
+            let bytes = bevy_splat::asset::formats::ply::write(&DecodedSplats::from(&splats));
+            std::fs::write(path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    let splat_count = splats.len() + scene.iter().map(|(s, _)| s.len()).sum::<usize>();
 
     let settings = match args.max_binding_mib {
         Some(mib) => headless::storage_binding_limit(u64::from(mib) << 20)
@@ -149,8 +238,15 @@ fn run() -> Result<(), String> {
         }
     };
 
-    let (clouds, camera_transform, projection, size) = if let Some(k) = args.angel_grid {
-        let g = 1.8 * k as f32;
+    let (clouds, camera_transform, projection, size) = if let Some(k) = args.sh3_grid {
+        spawn_scene(&mut headless);
+        (
+            1,
+            grid_camera(k),
+            perspective(args.fov_degrees, args.size),
+            args.size,
+        )
+    } else if let Some(k) = args.angel_grid {
         for i in 0..k {
             for j in 0..k {
                 let offset = |n: u32| (n as f32 - (k as f32 - 1.0) / 2.0) * 1.8;
@@ -160,10 +256,9 @@ fn run() -> Result<(), String> {
                 );
             }
         }
-        let eye = Transform::from_xyz(0.0, 0.5 * g, -1.2 * g).looking_at(Vec3::ZERO, Vec3::Y);
         (
             k * k,
-            eye,
+            grid_camera(k),
             perspective(args.fov_degrees, args.size),
             args.size,
         )
@@ -290,7 +385,7 @@ fn run() -> Result<(), String> {
     if let Some(path) = &args.json {
         let report = serde_json::json!({
             "scene": { "splats": total_splats, "clouds": clouds, "width": size.x, "height": size.y,
-                       "angel_grid": args.angel_grid, "ply": args.ply },
+                       "angel_grid": args.angel_grid, "sh3_grid": args.sh3_grid, "ply": args.ply },
             "visible_splats": stats.visible_splats,
             "tile_pairs": stats.tile_pairs,
             "bands": stats.bands,
