@@ -47,20 +47,6 @@ fn crop_contains(volume: CropVolume, position: vec3<f32>) -> bool {
     return false;
 }
 
-// `SplatCrop`: inside some keep volume (when there are any) and inside no cut volume.
-fn kept_by_crop(cloud: CloudInstance, position: vec3<f32>) -> bool {
-    var inside_keep = false;
-    for (var i = 0u; i < min(cloud.crop_count, MAX_CROP_VOLUMES); i++) {
-        let volume = cloud.crops[i];
-        let inside = crop_contains(volume, position);
-        if volume.cut == 1u && inside {
-            return false;
-        }
-        inside_keep = inside_keep || (volume.cut == 0u && inside);
-    }
-    return cloud.crop_keeps == 0u || inside_keep;
-}
-
 struct ChunkParams {
     splat_count: u32,
     sh_degree: u32,
@@ -85,6 +71,23 @@ struct ChunkParams {
 // y: the tile count, carried along so that it comes out in depth order.
 @group(0) @binding(7) var<storage, read_write> depth_keys: array<vec2<u32>>;
 @group(0) @binding(8) var<storage, read_write> depth_slots: array<u32>;
+
+// `SplatCrop`: inside some keep volume (when there are any) and inside no cut volume.
+// Reads the instance's volumes in place: copying the whole instance (448 bytes) into
+// every thread costs the preprocess time.
+fn kept_by_crop(instance: u32, position: vec3<f32>) -> bool {
+    let count = min(instances[instance].crop_count, MAX_CROP_VOLUMES);
+    var inside_keep = false;
+    for (var i = 0u; i < count; i++) {
+        let volume = instances[instance].crops[i];
+        let inside = crop_contains(volume, position);
+        if volume.cut == 1u && inside {
+            return false;
+        }
+        inside_keep = inside_keep || (volume.cut == 0u && inside);
+    }
+    return instances[instance].crop_keeps == 0u || inside_keep;
+}
 
 const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
@@ -185,7 +188,9 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     // Consecutive threads take consecutive splats of one instance.
     let index = thread % chunk.splat_count;
-    let cloud = instances[chunk.first_instance + thread / chunk.splat_count];
+    let instance = chunk.first_instance + thread / chunk.splat_count;
+    let cam_from_cloud_4 = instances[instance].cam_from_cloud;
+    let tint = instances[instance].tint;
     let g = geometry[index];
     let scales_ok = valid_log_scale(g.log_scale.x) && valid_log_scale(g.log_scale.y)
         && valid_log_scale(g.log_scale.z);
@@ -193,13 +198,13 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         || !sh_finite(index) {
         return;
     }
-    var opacity = opacity_of(g.opacity_logit) * cloud.tint.a;
-    if !(opacity >= ALPHA_MIN) || !kept_by_crop(cloud, g.position) {
+    var opacity = opacity_of(g.opacity_logit) * tint.a;
+    if !(opacity >= ALPHA_MIN) || !kept_by_crop(instance, g.position) {
         return;
     }
 
     // Centre in camera space (x right, y down, z forward).
-    let p = (cloud.cam_from_cloud * vec4<f32>(g.position, 1.0)).xyz;
+    let p = (cam_from_cloud_4 * vec4<f32>(g.position, 1.0)).xyz;
     if !(p.z >= view.near) {
         return;
     }
@@ -222,7 +227,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     );
     let s = exp(g.log_scale);
     let m = mat3x3<f32>(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z);
-    let cam_from_cloud = mat3x3<f32>(cloud.cam_from_cloud[0].xyz, cloud.cam_from_cloud[1].xyz, cloud.cam_from_cloud[2].xyz);
+    let cam_from_cloud = mat3x3<f32>(cam_from_cloud_4[0].xyz, cam_from_cloud_4[1].xyz, cam_from_cloud_4[2].xyz);
     let t = cam_from_cloud * m;
     let cov = t * transpose(t);
 
@@ -252,7 +257,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !finite4(vec4<f32>(cov_a, cov_b, cov_c, det)) || !(det > 0.0) {
         return;
     }
-    if cloud.antialiased == 1u {
+    if instances[instance].antialiased == 1u {
         // The blur widened the footprint; scaling opacity by the ratio of the
         // determinants' roots keeps the splat's integral, as Mip-Splatting trains it.
         let det_unblurred = (cov_a - 0.3) * (cov_c - 0.3) - cov_b * cov_b;
@@ -294,8 +299,8 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
 
-    let dir = normalize(g.position - cloud.camera_in_cloud.xyz);
-    let colour = sh_colour(index, dir) * cloud.tint.rgb;
+    let dir = normalize(g.position - instances[instance].camera_in_cloud.xyz);
+    let colour = sh_colour(index, dir) * tint.rgb;
     splat.r = colour.r;
     splat.g = colour.g;
     splat.b = colour.b;
