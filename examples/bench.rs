@@ -7,6 +7,8 @@
 //! cargo run --release --example bench -- --angel-grid 9 [--frames 200] [--warmup 30]
 //!     [--json out.json] [--png out.png] [--max-binding-mib N]
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
+//! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
+//! ... [--whole-frame]
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -20,6 +22,14 @@
 //! 45 `f_rest` coefficients drawn from a normal distribution (σ = 0.08, a fixed
 //! seed), so each carries 248 bytes and the full SH evaluation. `--write-ply` saves
 //! it (Inria PLY) for the gsplat race to read the very same data.
+//!
+//! `--cloud-grid N` spawns N clouds of the scan's first `--cloud-splats` splats on a
+//! square grid 1.8 apart (the many-clouds case), seen like the angel grid.
+//!
+//! `--whole-frame` then times the frame as an app feels it: the wall time of each
+//! `App::update` followed by waiting for the GPU to finish what it was given (CPU and
+//! GPU together, pipelined rendering as Bevy does it, no surface to present to), and
+//! the CPU time of the plugin's own prepare and pass recording per frame.
 
 #[path = "render/headless.rs"]
 mod headless;
@@ -46,6 +56,9 @@ struct Args {
     angel_grid: Option<u32>,
     sh3_grid: Option<u32>,
     write_ply: Option<PathBuf>,
+    cloud_grid: Option<u32>,
+    cloud_splats: usize,
+    whole_frame: bool,
     cameras: Option<PathBuf>,
     camera_index: usize,
     eye: Option<Vec3>,
@@ -78,6 +91,9 @@ fn parse_args() -> Result<Args, String> {
         angel_grid: None,
         sh3_grid: None,
         write_ply: None,
+        cloud_grid: None,
+        cloud_splats: 5000,
+        whole_frame: false,
         cameras: None,
         camera_index: 0,
         eye: None,
@@ -102,6 +118,12 @@ fn parse_args() -> Result<Args, String> {
             "--angel-grid" => args.angel_grid = Some(number(value()?)?),
             "--sh3-grid" => args.sh3_grid = Some(number(value()?)?.clamp(1, 64)),
             "--write-ply" => args.write_ply = Some(value()?.into()),
+            "--cloud-grid" => args.cloud_grid = Some(number(value()?)?.clamp(1, 100_000)),
+            "--cloud-splats" => args.cloud_splats = number(value()?)?.max(1) as usize,
+            "--whole-frame" => {
+                args.whole_frame = true;
+                continue;
+            }
             "--cameras" => args.cameras = Some(value()?.into()),
             "--camera" => args.camera_index = number(value()?)? as usize,
             "--eye" => args.eye = Some(parse_vec3(&value()?)?),
@@ -125,6 +147,64 @@ fn parse_args() -> Result<Args, String> {
         return Err("--frames must be at least 1".into());
     }
     Ok(args)
+}
+
+/// Median, p10 and p90 of the whole frame and of the plugin's CPU systems, in ms.
+struct WholeFrame {
+    wall: (f64, f64, f64),
+    prepare: (f64, f64, f64),
+    record: (f64, f64, f64),
+}
+
+fn time_whole_frames(
+    headless: &mut Headless,
+    camera: &headless::HeadlessCamera,
+    frames: usize,
+) -> Result<WholeFrame, String> {
+    let device = headless
+        .app
+        .world()
+        .get_resource::<bevy::render::renderer::RenderDevice>()
+        .ok_or("no render device in the app")?
+        .clone();
+    let (mut wall, mut prepare, mut record) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..frames {
+        let start = std::time::Instant::now();
+        headless.app.update();
+        let _ = device
+            .wgpu_device()
+            .poll(wgpu::PollType::wait_indefinitely());
+        wall.push(start.elapsed().as_secs_f64() * 1e3);
+        if let Some(s) = headless
+            .app
+            .world()
+            .resource::<SplatStats>()
+            .get(camera.entity)
+        {
+            prepare.push(s.cpu_prepare_ns as f64 * 1e-6);
+            record.push(s.cpu_record_ns as f64 * 1e-6);
+        }
+    }
+    if prepare.is_empty() {
+        return Err("the camera drew no splats while timing whole frames".into());
+    }
+    Ok(WholeFrame {
+        wall: summary(&wall),
+        prepare: summary(&prepare),
+        record: summary(&record),
+    })
+}
+
+/// The first `count` splats of `base`, as an asset of their own.
+fn first_splats(base: &GaussianSplats, count: usize) -> GaussianSplats {
+    let count = count.min(base.len());
+    let stride = base.sh_stride();
+    GaussianSplats::new(
+        base.geometry()[..count].to_vec(),
+        base.sh()[..count * stride].to_vec(),
+        base.sh_degree(),
+    )
+    .expect("a prefix of whole splats")
 }
 
 /// The camera of the K×K grids: above and behind, looking at the centre.
@@ -216,6 +296,10 @@ fn run() -> Result<(), String> {
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
     }
+    if args.cloud_grid.is_some() {
+        splats = first_splats(&splats, args.cloud_splats);
+        scene.clear();
+    }
     let splat_count = splats.len() + scene.iter().map(|(s, _)| s.len()).sum::<usize>();
 
     let settings = match args.max_binding_mib {
@@ -238,7 +322,22 @@ fn run() -> Result<(), String> {
         }
     };
 
-    let (clouds, camera_transform, projection, size) = if let Some(k) = args.sh3_grid {
+    let (clouds, camera_transform, projection, size) = if let Some(n) = args.cloud_grid {
+        let side = (n as f32).sqrt().ceil() as u32;
+        let offset = |i: u32| (i as f32 - (side as f32 - 1.0) / 2.0) * 1.8;
+        for c in 0..n {
+            headless.spawn_cloud(
+                handle.clone(),
+                Transform::from_xyz(offset(c % side), 0.0, offset(c / side)),
+            );
+        }
+        (
+            n,
+            grid_camera(side),
+            perspective(args.fov_degrees, args.size),
+            args.size,
+        )
+    } else if let Some(k) = args.sh3_grid {
         spawn_scene(&mut headless);
         (
             1,
@@ -382,10 +481,24 @@ fn run() -> Result<(), String> {
         );
     }
 
+    let whole_frame = if args.whole_frame {
+        Some(time_whole_frames(&mut headless, &camera, args.frames)?)
+    } else {
+        None
+    };
+    if let Some(whole) = &whole_frame {
+        println!(
+            "whole frame: {:.3} ms median ({:.3}–{:.3}); plugin CPU per frame: prepare {:.3} ms, \
+             record {:.3} ms (medians, {} frames)",
+            whole.wall.0, whole.wall.1, whole.wall.2, whole.prepare.0, whole.record.0, args.frames
+        );
+    }
+
     if let Some(path) = &args.json {
         let report = serde_json::json!({
             "scene": { "splats": total_splats, "clouds": clouds, "width": size.x, "height": size.y,
-                       "angel_grid": args.angel_grid, "sh3_grid": args.sh3_grid, "ply": args.ply },
+                       "angel_grid": args.angel_grid, "sh3_grid": args.sh3_grid,
+                       "cloud_grid": args.cloud_grid, "ply": args.ply },
             "visible_splats": stats.visible_splats,
             "tile_pairs": stats.tile_pairs,
             "bands": stats.bands,
@@ -393,6 +506,11 @@ fn run() -> Result<(), String> {
             "gpu_bytes": memory,
             "bytes_per_splat": memory as f64 / total_splats as f64,
             "passes": json_passes,
+            "whole_frame": whole_frame.as_ref().map(|w| serde_json::json!({
+                "wall_ms": { "median": w.wall.0, "p10": w.wall.1, "p90": w.wall.2 },
+                "cpu_prepare_ms": { "median": w.prepare.0, "p10": w.prepare.1, "p90": w.prepare.2 },
+                "cpu_record_ms": { "median": w.record.0, "p10": w.record.1, "p90": w.record.2 },
+            })),
         });
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -5,6 +5,7 @@
 //! every stage reports its GPU time as `render/gaussian_splats/<stage>/elapsed_gpu`.
 
 use bevy::ecs::prelude::*;
+use bevy::platform::time::Instant;
 use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::renderer::{RenderContext, ViewQuery};
 use bevy::render::view::ViewTarget;
@@ -14,7 +15,7 @@ use super::passes::SplatPipelines;
 use super::passes::depth_sort::DEPTH_KEY_BITS;
 use super::passes::tile_order::TILE_ORDER_KEY_BITS;
 use super::prepare::SplatViews;
-use super::view::stats::STAGE_COUNT;
+use super::view::stats::{STAGE_COUNT, SplatStats};
 use super::view::timestamps::PassTimestamps;
 
 /// The name of the whole splat span in Bevy's render diagnostics.
@@ -56,8 +57,10 @@ pub fn splat_pass(
     view: ViewQuery<&ViewTarget>,
     splat_views: Res<SplatViews>,
     pipelines: Option<Res<SplatPipelines>>,
+    stats: Res<SplatStats>,
     mut ctx: RenderContext,
 ) {
+    let started = Instant::now();
     let entity = view.entity();
     let target = view.into_inner();
     let (Some(pipelines), Some(state)) = (pipelines, splat_views.get(entity)) else {
@@ -169,4 +172,6 @@ pub fn splat_pass(
         timestamps.resolve(encoder);
     }
     span.end(encoder);
+    let record_ns = started.elapsed().as_nanos() as u64;
+    stats.update(state.main_entity, |s| s.cpu_record_ns = record_ns);
 }

@@ -9,6 +9,7 @@ use bevy::camera::CompositingSpace;
 use bevy::ecs::prelude::*;
 use bevy::log::warn_once;
 use bevy::math::{Mat4, UVec2};
+use bevy::platform::time::Instant;
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::sync_world::MainEntity;
@@ -59,6 +60,8 @@ pub struct SplatView {
     pub timestamps: Option<PassTimestamps>,
     /// Set when the view has splats to draw this frame.
     pub frame: Option<SplatFrame>,
+    /// The camera in the main world: what `SplatStats` is keyed by.
+    pub main_entity: Entity,
 }
 
 /// Splat cameras read the opaque depth, so their depth textures must be bindable.
@@ -202,6 +205,7 @@ pub fn prepare_splat_views(
     let mut previous = std::mem::take(&mut splat_views.views);
     let mut live = Vec::new();
     for (entity, main_entity, view, target, depth, visible, msaa, composite) in &views {
+        let started = Instant::now();
         let origin = UVec2::new(view.viewport.x, view.viewport.y);
         let size = UVec2::new(view.viewport.z, view.viewport.w);
         if size.x == 0 || size.y == 0 {
@@ -287,13 +291,18 @@ pub fn prepare_splat_views(
                 &buffers.layer.composite_params,
             ),
         };
-        stats.update(main_entity.id(), |s| s.frames += 1);
+        let prepare_ns = started.elapsed().as_nanos() as u64;
+        stats.update(main_entity.id(), |s| {
+            s.frames += 1;
+            s.cpu_prepare_ns = prepare_ns;
+        });
         splat_views.views.insert(
             entity,
             SplatView {
                 buffers,
                 timestamps,
                 frame: Some(frame),
+                main_entity: main_entity.id(),
             },
         );
         live.push(main_entity.id());

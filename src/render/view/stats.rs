@@ -36,6 +36,11 @@ pub struct SplatViewStats {
     /// timestamp queries. Measured at the ends of each stage's pass, so it works on
     /// WebGPU too.
     pub gpu_pass_ns: Option<[u64; STAGE_COUNT]>,
+    /// CPU time this camera's latest frame spent in the plugin's prepare (sizing the
+    /// buffers, writing uniforms, building bind groups), in nanoseconds.
+    pub cpu_prepare_ns: u64,
+    /// CPU time of recording its passes into the command encoder, in nanoseconds.
+    pub cpu_record_ns: u64,
 }
 
 /// How many stages [`SplatViewStats::gpu_pass_ns`] times.
