@@ -15,7 +15,7 @@ use bevy_splat::{
     SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings, SplatTint,
 };
 
-fn app() -> App {
+pub fn app() -> App {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins,
@@ -31,7 +31,7 @@ fn app() -> App {
     app
 }
 
-fn angel() -> GaussianSplats {
+pub fn angel() -> GaussianSplats {
     let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/angel.ply"))
         .expect("the shipped angel");
     GaussianSplats::from(ply::decode(&bytes).expect("it decodes"))
@@ -54,7 +54,7 @@ fn splats(geometry: Vec<SplatGeometry>) -> GaussianSplats {
 }
 
 /// Adds the assets and waits (a bounded number of frames) until their BVHs are built.
-fn add_and_build(app: &mut App, assets: Vec<GaussianSplats>) -> Vec<Handle<GaussianSplats>> {
+pub fn add_and_build(app: &mut App, assets: Vec<GaussianSplats>) -> Vec<Handle<GaussianSplats>> {
     let handles: Vec<_> = assets
         .into_iter()
         .map(|a| {
@@ -74,7 +74,7 @@ fn add_and_build(app: &mut App, assets: Vec<GaussianSplats>) -> Vec<Handle<Gauss
     panic!("the BVHs were never built");
 }
 
-fn cast(app: &mut App, ray: Ray3d, settings: SplatRaycastSettings) -> Option<SplatRayHit> {
+pub fn cast(app: &mut App, ray: Ray3d, settings: SplatRaycastSettings) -> Option<SplatRayHit> {
     app.world_mut()
         .run_system_once(move |raycast: SplatRaycast| raycast.cast(ray, &settings))
         .expect("the cast runs")

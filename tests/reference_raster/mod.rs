@@ -97,6 +97,8 @@ struct Projected {
     opacity: f64,
     colour: DVec3,
     depth: f64,
+    /// Which cloud of the input, and which of its splats.
+    source: (usize, usize),
 }
 
 fn sigmoid_of_logit(logit: f32) -> Option<f64> {
@@ -236,6 +238,7 @@ fn project(
         opacity,
         colour: sh_colour(sh, degree, dir),
         depth: p.z,
+        source: (0, 0),
     })
 }
 
@@ -247,53 +250,119 @@ pub struct CpuCloud<'a> {
     pub world_from_cloud: DMat4,
 }
 
-/// Premultiplied RGBA per pixel, row-major.
-pub fn rasterize(clouds: &[CpuCloud<'_>], camera: &PinholeCamera) -> Vec<[f64; 4]> {
+/// Every visible splat of every cloud, projected, nearest first.
+fn project_all(clouds: &[CpuCloud<'_>], camera: &PinholeCamera) -> Vec<Projected> {
     let mut splats: Vec<Projected> = clouds
         .iter()
-        .flat_map(|cloud| {
+        .enumerate()
+        .flat_map(|(c, cloud)| {
             let stride = 3 * (usize::from(cloud.sh_degree) + 1).pow(2);
             cloud.geometry.iter().enumerate().filter_map(move |(i, g)| {
-                project(
+                let mut projected = project(
                     g,
                     &cloud.sh[i * stride..(i + 1) * stride],
                     cloud.sh_degree,
                     camera,
                     cloud.world_from_cloud,
-                )
+                )?;
+                projected.source = (c, i);
+                Some(projected)
             })
         })
         .collect();
     splats.sort_by(|a, b| a.depth.total_cmp(&b.depth));
+    splats
+}
 
+/// Walks one pixel's splats front to back by the reference's rules, handing each
+/// blended splat with its α and the transmittance before it to `blend`, until the
+/// pixel saturates or `blend` says stop.
+fn walk_pixel(
+    splats: &[Projected],
+    px: u32,
+    py: u32,
+    mut blend: impl FnMut(&Projected, f64, f64) -> bool,
+) -> f64 {
+    let centre = DVec2::new(f64::from(px) + 0.5, f64::from(py) + 0.5);
+    let mut t = 1.0;
+    for s in splats {
+        let d = s.mean - centre;
+        let [a, b, c] = s.conic;
+        let power = 0.5 * (a * d.x * d.x + c * d.y * d.y) + b * d.x * d.y;
+        if power < 0.0 {
+            continue;
+        }
+        let alpha = (s.opacity * (-power).exp()).min(0.999);
+        if alpha < 1.0 / 255.0 {
+            continue;
+        }
+        let next = t * (1.0 - alpha);
+        if next <= 1e-4 {
+            break;
+        }
+        let go_on = blend(s, alpha, t);
+        t = next;
+        if !go_on {
+            break;
+        }
+    }
+    t
+}
+
+/// Premultiplied RGBA per pixel, row-major.
+pub fn rasterize(clouds: &[CpuCloud<'_>], camera: &PinholeCamera) -> Vec<[f64; 4]> {
+    let splats = project_all(clouds, camera);
     let mut image = Vec::with_capacity((camera.width * camera.height) as usize);
     for py in 0..camera.height {
         for px in 0..camera.width {
-            let centre = DVec2::new(f64::from(px) + 0.5, f64::from(py) + 0.5);
-            let mut t = 1.0;
             let mut colour = DVec3::ZERO;
-            for s in &splats {
-                let d = s.mean - centre;
-                let [a, b, c] = s.conic;
-                let power = 0.5 * (a * d.x * d.x + c * d.y * d.y) + b * d.x * d.y;
-                if power < 0.0 {
-                    continue;
-                }
-                let alpha = (s.opacity * (-power).exp()).min(0.999);
-                if alpha < 1.0 / 255.0 {
-                    continue;
-                }
-                let next = t * (1.0 - alpha);
-                if next <= 1e-4 {
-                    break;
-                }
+            let t = walk_pixel(&splats, px, py, |s, alpha, t| {
                 colour += s.colour * alpha * t;
-                t = next;
-            }
+                true
+            });
             image.push([colour.x, colour.y, colour.z, 1.0 - t]);
         }
     }
     image
+}
+
+/// Where a pixel's transmittance first falls to 0.5: the plugin's one definition of
+/// a cloud's surface.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MedianHit {
+    /// The splat's camera-space depth (its centre's z).
+    pub depth: f64,
+    /// The cloud (index into the input) and the splat within it.
+    pub cloud: usize,
+    pub splat: usize,
+}
+
+/// The median-depth hit of each of `pixels` (x, y); `None` where the transmittance
+/// never falls to 0.5.
+pub fn median_depth(
+    clouds: &[CpuCloud<'_>],
+    camera: &PinholeCamera,
+    pixels: &[(u32, u32)],
+) -> Vec<Option<MedianHit>> {
+    let splats = project_all(clouds, camera);
+    pixels
+        .iter()
+        .map(|&(px, py)| {
+            let mut hit = None;
+            walk_pixel(&splats, px, py, |s, alpha, t| {
+                if t * (1.0 - alpha) <= 0.5 {
+                    hit = Some(MedianHit {
+                        depth: s.depth,
+                        cloud: s.source.0,
+                        splat: s.source.1,
+                    });
+                    return false;
+                }
+                true
+            });
+            hit
+        })
+        .collect()
 }
 
 /// What an 8-bit unorm target stores for a value.
