@@ -39,7 +39,9 @@ pub use asset::{
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use crop::{CropMode, CropShape, CropVolume, MAX_CROP_VOLUMES, SplatCrop};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
-pub use render::{SplatComposite, SplatGpuLimits, SplatMemory, SplatStats, SplatViewStats};
+pub use render::{
+    SplatComposite, SplatDepth, SplatGpuLimits, SplatMemory, SplatStats, SplatViewStats,
+};
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
 pub use tint::SplatTint;

@@ -12,6 +12,7 @@ use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::SplatCrop;
 use crate::render::passes::composite::SplatComposite;
+use crate::render::passes::depth_write::SplatDepth;
 use crate::tint::SplatTint;
 
 /// A cloud as the render world sees it this frame.
@@ -64,5 +65,19 @@ impl ExtractComponent for SplatComposite {
 
     fn extract_component(composite: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
         Some(*composite)
+    }
+}
+
+impl SyncComponent for SplatDepth {
+    type Target = SplatDepth;
+}
+
+impl ExtractComponent for SplatDepth {
+    type QueryData = &'static SplatDepth;
+    type QueryFilter = ();
+    type Out = SplatDepth;
+
+    fn extract_component(depth: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
+        Some(*depth)
     }
 }

@@ -41,6 +41,7 @@ pub use limits::{MIN_STORAGE_BINDING_BYTES, SplatGpuLimits};
 pub use memory::SplatMemory;
 pub use node::{DIAGNOSTIC_SPAN, STAGES as PASS_NAMES};
 pub use passes::composite::SplatComposite;
+pub use passes::depth_write::SplatDepth;
 pub use view::stats::{SplatStats, SplatViewStats};
 
 use crate::cloud::GaussianCloud;
@@ -67,6 +68,7 @@ impl Plugin for SplatRenderPlugin {
         app.add_plugins((
             ExtractComponentPlugin::<GaussianCloud>::extract_visible(),
             ExtractComponentPlugin::<SplatComposite>::default(),
+            ExtractComponentPlugin::<SplatDepth>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));

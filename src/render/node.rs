@@ -8,7 +8,7 @@ use bevy::ecs::prelude::*;
 use bevy::platform::time::Instant;
 use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::renderer::{RenderContext, ViewQuery};
-use bevy::render::view::ViewTarget;
+use bevy::render::view::{ViewDepthTexture, ViewTarget};
 use wgpu::{CommandEncoder, ComputePass};
 
 use super::passes::SplatPipelines;
@@ -31,10 +31,12 @@ pub const STAGES: [&str; STAGE_COUNT] = [
     "tile_range",
     "tile_render",
     "composite",
+    "depth_write",
 ];
 
-/// The one stage drawn by a render pass (the others are compute passes).
+/// The stages drawn by render passes (the others are compute passes).
 const COMPOSITE_STAGE: usize = 7;
+const DEPTH_WRITE_STAGE: usize = 8;
 
 fn stage<D: RecordDiagnostics>(
     encoder: &mut CommandEncoder,
@@ -54,7 +56,7 @@ fn stage<D: RecordDiagnostics>(
 }
 
 pub fn splat_pass(
-    view: ViewQuery<&ViewTarget>,
+    view: ViewQuery<(&ViewTarget, &ViewDepthTexture)>,
     splat_views: Res<SplatViews>,
     pipelines: Option<Res<SplatPipelines>>,
     stats: Res<SplatStats>,
@@ -62,7 +64,7 @@ pub fn splat_pass(
 ) {
     let started = Instant::now();
     let entity = view.entity();
-    let target = view.into_inner();
+    let (target, depth) = view.into_inner();
     let (Some(pipelines), Some(state)) = (pipelines, splat_views.get(entity)) else {
         return;
     };
@@ -166,6 +168,22 @@ pub fn splat_pass(
         pipelines
             .composite
             .encode(&mut pass, &frame.composite_pipeline, &frame.composite);
+        pass_span.end(&mut pass);
+    }
+    if let Some((pipeline, group)) = &frame.depth_write {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some(STAGES[DEPTH_WRITE_STAGE]),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(depth.get_attachment(wgpu::StoreOp::Store)),
+            timestamp_writes: timestamps.and_then(|t| t.render_writes(DEPTH_WRITE_STAGE)),
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        let pass_span = diagnostics.pass_span(&mut pass, STAGES[DEPTH_WRITE_STAGE]);
+        let origin = frame.viewport_origin.as_vec2();
+        let size = frame.viewport_size.as_vec2();
+        pass.set_viewport(origin.x, origin.y, size.x, size.y, 0.0, 1.0);
+        pipelines.depth_write.encode(&mut pass, pipeline, group);
         pass_span.end(&mut pass);
     }
     if let Some(timestamps) = timestamps {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use bevy::asset::AssetId;
 use bevy::camera::Camera3d;
 use bevy::camera::CompositingSpace;
+use bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT;
 use bevy::ecs::prelude::*;
 use bevy::log::warn_once;
 use bevy::math::{Mat4, UVec2};
@@ -24,6 +25,7 @@ use super::limits::SplatGpuLimits;
 use super::memory::SplatMemory;
 use super::passes::SplatPipelines;
 use super::passes::composite::SplatComposite;
+use super::passes::depth_write::SplatDepth;
 use super::passes::preprocess::{
     CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, MAX_CROP_VOLUMES_GPU,
     PROJECTED_SPLAT_BYTES,
@@ -188,6 +190,7 @@ pub fn prepare_splat_views(
         &RenderVisibleEntities,
         &Msaa,
         Option<&SplatComposite>,
+        Has<SplatDepth>,
     )>,
     clouds: Query<&ExtractedCloud>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
@@ -204,7 +207,8 @@ pub fn prepare_splat_views(
     // giving their buffers back.
     let mut previous = std::mem::take(&mut splat_views.views);
     let mut live = Vec::new();
-    for (entity, main_entity, view, target, depth, visible, msaa, composite) in &views {
+    for (entity, main_entity, view, target, depth, visible, msaa, composite, writes_depth) in &views
+    {
         let started = Instant::now();
         let origin = UVec2::new(view.viewport.x, view.viewport.y);
         let size = UVec2::new(view.viewport.z, view.viewport.w);
@@ -252,7 +256,15 @@ pub fn prepare_splat_views(
             stats.update(main_entity.id(), |s| s.record_times(&times));
         }
         let capacities = plan_bands(old.as_ref(), counts.as_deref(), &need, &limits);
-        let buffers = reuse_or_build(old, capacities, size, device, &pipelines, &memory);
+        let buffers = reuse_or_build(
+            old,
+            capacities,
+            size,
+            device,
+            &pipelines,
+            &memory,
+            writes_depth,
+        );
 
         let multisampled_depth = msaa.samples() > 1;
         let mut bands = Vec::with_capacity(buffers.bands.len());
@@ -265,7 +277,7 @@ pub fn prepare_splat_views(
                 &dispatches,
                 depth.view(),
                 multisampled_depth,
-                &buffers.layer.view,
+                &buffers.layer,
             ));
         }
 
@@ -290,6 +302,18 @@ pub fn prepare_splat_views(
                 &buffers.layer.view,
                 &buffers.layer.composite_params,
             ),
+            depth_write: writes_depth.then(|| {
+                (
+                    pipelines
+                        .depth_write
+                        .pipeline(device, CORE_3D_DEPTH_FORMAT, msaa.samples()),
+                    pipelines.depth_write.bind_group(
+                        device,
+                        &buffers.layer.median_depth,
+                        &buffers.layer.composite_params,
+                    ),
+                )
+            }),
         };
         let prepare_ns = started.elapsed().as_nanos() as u64;
         stats.update(main_entity.id(), |s| {

@@ -13,7 +13,9 @@
 //!    first;
 //! 8. [`tile_render`]: blend each tile's splats front to back into the splat layer;
 //!
-//! and once per view, [`composite`]: the layer over the camera's image.
+//! and once per view, [`composite`]: the layer over the camera's image, then, for a
+//! camera with `SplatDepth`, [`depth_write`]: the splats' median depth into its depth
+//! buffer.
 //!
 //! [`common`] holds what every pass is built with (the shared WGSL, layout and bind
 //! group helpers). Passes know nothing of Bevy's ECS: they take wgpu buffers, so the
@@ -22,6 +24,7 @@
 pub(crate) mod common;
 pub(crate) mod composite;
 pub(crate) mod depth_sort;
+pub(crate) mod depth_write;
 pub(crate) mod duplicate;
 pub(crate) mod indirect;
 pub(crate) mod preprocess;
@@ -49,6 +52,7 @@ pub struct SplatPipelines {
     pub(crate) tile_order: tile_order::TileOrderPass,
     pub(crate) tile_render: tile_render::TileRenderPass,
     pub(crate) composite: composite::CompositePass,
+    pub(crate) depth_write: depth_write::DepthWritePass,
 }
 
 impl SplatPipelines {
@@ -65,6 +69,7 @@ impl SplatPipelines {
             tile_order: tile_order::TileOrderPass::new(device),
             tile_render: tile_render::TileRenderPass::new(device),
             composite: composite::CompositePass::new(device),
+            depth_write: depth_write::DepthWritePass::new(device),
         }
     }
 }

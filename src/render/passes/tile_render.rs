@@ -25,6 +25,10 @@ pub fn tiles_for(viewport: UVec2) -> UVec2 {
 /// composite sees exactly what the blend produced.
 pub const SPLAT_LAYER_FORMAT: TextureFormat = TextureFormat::Rgba32Float;
 
+/// Format of the median-depth texture (`SplatDepth`): the depth buffer's value at the
+/// splat where each pixel's transmittance first falls to 0.5.
+pub const MEDIAN_DEPTH_FORMAT: TextureFormat = TextureFormat::R32Float;
+
 /// The tile render compiled for a single-sampled and for a multisampled depth buffer.
 pub struct TileRenderPass {
     single: Variant,
@@ -77,6 +81,16 @@ impl Variant {
                     },
                     count: None,
                 },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 7,
+                    visibility: ShaderStages::COMPUTE,
+                    ty: BindingType::StorageTexture {
+                        access: StorageTextureAccess::WriteOnly,
+                        format: MEDIAN_DEPTH_FORMAT,
+                        view_dimension: TextureViewDimension::D2,
+                    },
+                    count: None,
+                },
             ],
         );
         let source = include_str!("tile_render.wgsl").replace("SCENE_DEPTH_TEXTURE", depth_type);
@@ -113,6 +127,7 @@ impl TileRenderPass {
         multisampled_depth: bool,
         splat_layer: &TextureView,
         tile_order: &Buffer,
+        median_depth: &TextureView,
     ) -> BindGroup {
         bind_group(
             device,
@@ -126,6 +141,7 @@ impl TileRenderPass {
                 wgpu::BindingResource::TextureView(scene_depth),
                 wgpu::BindingResource::TextureView(splat_layer),
                 tile_order.as_entire_binding(),
+                wgpu::BindingResource::TextureView(median_depth),
             ],
         )
     }

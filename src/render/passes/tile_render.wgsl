@@ -13,6 +13,9 @@
 // The band's tiles (index within the band), most pairs first: workgroup i draws
 // tile_order[i], so the longest tiles start first.
 @group(0) @binding(6) var<storage, read> tile_order: array<u32>;
+// `SplatDepth`: the depth (buffer terms) where each pixel's transmittance first falls
+// to 0.5, or 0 (far) where it never does. A 1×1 stand-in when the camera has none.
+@group(0) @binding(7) var median_depth: texture_storage_2d<r32float, write>;
 
 const BATCH: u32 = 256u;
 // The reference caps α below 1 so transmittance never hits zero in one step.
@@ -59,6 +62,7 @@ fn tile_render(
 
     var transmittance = 1.0;
     var colour = vec3<f32>(0.0);
+    var median = 0.0;
     var done = !inside;
     if done {
         atomicAdd(&pixels_done, 1u);
@@ -106,6 +110,9 @@ fn tile_render(
                     break;
                 }
                 colour += batch_colour[j].rgb * (alpha * transmittance);
+                if next <= 0.5 && transmittance > 0.5 {
+                    median = p.z;
+                }
                 transmittance = next;
             }
             if done {
@@ -117,5 +124,8 @@ fn tile_render(
 
     if inside {
         textureStore(splat_layer, vec2<i32>(pixel), vec4<f32>(colour, 1.0 - transmittance));
+        if all(pixel < textureDimensions(median_depth)) {
+            textureStore(median_depth, vec2<i32>(pixel), vec4<f32>(median, 0.0, 0.0, 0.0));
+        }
     }
 }

@@ -5,6 +5,7 @@ use wgpu::{BindGroup, Device, RenderPipeline, TextureView};
 
 use super::band_buffers::BandBuffers;
 use super::dispatch::Dispatch;
+use super::splat_layer::SplatLayer;
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
@@ -19,6 +20,8 @@ pub struct SplatFrame {
     pub viewport_size: UVec2,
     pub composite_pipeline: RenderPipeline,
     pub composite: BindGroup,
+    /// For a camera with `SplatDepth`: the depth write's pipeline and bind group.
+    pub depth_write: Option<(RenderPipeline, BindGroup)>,
 }
 
 /// The bind groups of one band's passes.
@@ -53,7 +56,7 @@ pub fn band_frame(
     dispatches: &[Dispatch<'_>],
     scene_depth: &TextureView,
     multisampled_depth: bool,
-    splat_layer: &TextureView,
+    layer: &SplatLayer,
 ) -> BandFrame {
     let preprocess = dispatches
         .iter()
@@ -97,8 +100,9 @@ pub fn band_frame(
         &sort.values[pairs_sorted],
         scene_depth,
         multisampled_depth,
-        splat_layer,
+        &layer.view,
         &band.tile_order.values[tiles_sorted],
+        &layer.median_depth,
     );
     BandFrame {
         preprocess,

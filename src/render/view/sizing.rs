@@ -119,10 +119,19 @@ pub fn reuse_or_build(
     device: &wgpu::Device,
     pipelines: &SplatPipelines,
     memory: &SplatMemory,
+    median_depth: bool,
 ) -> ViewBuffers {
     let (layer, mut old_bands, readback) = match previous {
-        Some(old) if old.layer.viewport == viewport => (old.layer, old.bands, Some(old.readback)),
-        _ => (SplatLayer::new(device, memory, viewport), Vec::new(), None),
+        Some(old)
+            if old.layer.viewport == viewport && old.layer.has_median_depth == median_depth =>
+        {
+            (old.layer, old.bands, Some(old.readback))
+        }
+        _ => (
+            SplatLayer::new(device, memory, viewport, median_depth),
+            Vec::new(),
+            None,
+        ),
     };
     let readback = readback
         .filter(|r| r.bands() == capacities.len())

@@ -44,7 +44,7 @@ pub struct SplatViewStats {
 }
 
 /// How many stages [`SplatViewStats::gpu_pass_ns`] times.
-pub const STAGE_COUNT: usize = 8;
+pub const STAGE_COUNT: usize = 9;
 
 impl SplatViewStats {
     /// Whether the reported frame drew every visible splat on every tile it touches.
