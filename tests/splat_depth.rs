@@ -90,30 +90,27 @@ fn check(msaa: Msaa) {
     let wall = centre(&render(None, msaa, true));
     assert!(wall.iter().any(|&v| v > 50), "the wall is drawn");
     // Behind the wall: without SplatDepth the square, drawn after the splats, blends
-    // over them; with it, the depth test hides it.
-    let behind_plain = centre(&render(Some(-7.0), msaa, false));
-    let behind = centre(&render(Some(-7.0), msaa, true));
-    assert!(
-        max_difference(&behind_plain, &wall) > 40,
-        "{msaa:?}: without SplatDepth the square shows through"
-    );
-    let hidden = max_difference(&behind, &wall);
-    assert!(
-        hidden <= 1,
-        "{msaa:?}: behind the splat surface the square is hidden ({hidden})"
-    );
-    // In front of the wall it blends over the splats either way.
-    let front_plain = centre(&render(Some(-3.0), msaa, false));
-    let front = centre(&render(Some(-3.0), msaa, true));
-    assert!(
-        max_difference(&front, &wall) > 40,
-        "{msaa:?}: the square in front shows"
-    );
-    let same = max_difference(&front, &front_plain);
-    assert!(
-        same <= 1,
-        "{msaa:?}: in front, SplatDepth changes nothing ({same})"
-    );
+    // over them; with it, the depth test hides it. In front it blends over the splats
+    // either way.
+    for (z, hidden_with_depth) in [(-7.0, true), (-3.0, false)] {
+        let plain = centre(&render(Some(z), msaa, false));
+        let with_depth = centre(&render(Some(z), msaa, true));
+        assert!(
+            max_difference(&plain, &wall) > 40,
+            "{msaa:?}, z = {z}: without SplatDepth the square shows"
+        );
+        let expected = if hidden_with_depth { &wall } else { &plain };
+        let worst = max_difference(&with_depth, expected);
+        assert!(
+            worst <= 1,
+            "{msaa:?}, z = {z}: with SplatDepth the square should be {} ({worst})",
+            if hidden_with_depth {
+                "hidden"
+            } else {
+                "unchanged"
+            }
+        );
+    }
 }
 
 #[test]

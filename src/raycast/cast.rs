@@ -223,16 +223,7 @@ mod tests {
     use bevy::math::Quat;
 
     use super::*;
-    use crate::raycast::gaussian::SplatShape;
-
-    fn isotropic(centre: Vec3, sigma: f32, opacity: f32) -> SplatShape {
-        SplatShape {
-            centre,
-            scale: Vec3::splat(sigma),
-            rotation: Quat::IDENTITY,
-            opacity,
-        }
-    }
+    use crate::raycast::gaussian::isotropic;
 
     fn both_paths(
         bvh: &SplatBvh,

@@ -390,18 +390,20 @@ pub fn three_sigma_half_extent(axes: Mat3, scale: Vec3) -> Vec3 {
     (x * x + y * y + z * z).sqrt() * CUTOFF_SIGMAS
 }
 
+/// A round splat, for the unit tests here and in the other ray-cast modules.
+#[cfg(test)]
+pub(crate) fn isotropic(centre: Vec3, sigma: f32, opacity: f32) -> SplatShape {
+    SplatShape {
+        centre,
+        scale: Vec3::splat(sigma),
+        rotation: Quat::IDENTITY,
+        opacity,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn isotropic(centre: Vec3, sigma: f32, opacity: f32) -> SplatShape {
-        SplatShape {
-            centre,
-            scale: Vec3::splat(sigma),
-            rotation: Quat::IDENTITY,
-            opacity,
-        }
-    }
 
     #[test]
     fn rejects_unusable_splats() {

@@ -54,30 +54,23 @@ impl ExtractComponent for GaussianCloud {
     }
 }
 
-impl SyncComponent for SplatComposite {
-    type Target = SplatComposite;
+/// Camera settings that reach the render world as they are.
+macro_rules! extract_as_is {
+    ($($setting:ty),*) => {$(
+        impl SyncComponent for $setting {
+            type Target = $setting;
+        }
+
+        impl ExtractComponent for $setting {
+            type QueryData = &'static $setting;
+            type QueryFilter = ();
+            type Out = $setting;
+
+            fn extract_component(setting: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
+                Some(*setting)
+            }
+        }
+    )*};
 }
 
-impl ExtractComponent for SplatComposite {
-    type QueryData = &'static SplatComposite;
-    type QueryFilter = ();
-    type Out = SplatComposite;
-
-    fn extract_component(composite: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
-        Some(*composite)
-    }
-}
-
-impl SyncComponent for SplatDepth {
-    type Target = SplatDepth;
-}
-
-impl ExtractComponent for SplatDepth {
-    type QueryData = &'static SplatDepth;
-    type QueryFilter = ();
-    type Out = SplatDepth;
-
-    fn extract_component(depth: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
-        Some(*depth)
-    }
-}
+extract_as_is!(SplatComposite, SplatDepth);

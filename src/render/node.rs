@@ -55,6 +55,34 @@ fn stage<D: RecordDiagnostics>(
     span.end(&mut pass);
 }
 
+/// A render pass of stage `index` over the view's viewport, timed like the others.
+fn viewport_pass<D: RecordDiagnostics>(
+    encoder: &mut CommandEncoder,
+    diagnostics: &D,
+    timestamps: Option<&PassTimestamps>,
+    index: usize,
+    (color, depth): (
+        &[Option<wgpu::RenderPassColorAttachment<'_>>],
+        Option<wgpu::RenderPassDepthStencilAttachment<'_>>,
+    ),
+    (origin, size): (bevy::math::Vec2, bevy::math::Vec2),
+    record: impl FnOnce(&mut wgpu::RenderPass<'_>),
+) {
+    let name = STAGES[index];
+    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(name),
+        color_attachments: color,
+        depth_stencil_attachment: depth,
+        timestamp_writes: timestamps.and_then(|t| t.render_writes(index)),
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    let span = diagnostics.pass_span(&mut pass, name);
+    pass.set_viewport(origin.x, origin.y, size.x, size.y, 0.0, 1.0);
+    record(&mut pass);
+    span.end(&mut pass);
+}
+
 pub fn splat_pass(
     view: ViewQuery<(&ViewTarget, &ViewDepthTexture)>,
     splat_views: Res<SplatViews>,
@@ -152,39 +180,35 @@ pub fn splat_pass(
         .readback
         .copy(encoder, buffers.bands.iter().map(|band| &band.counters));
 
-    {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some(STAGES[COMPOSITE_STAGE]),
-            color_attachments: &[Some(target.get_color_attachment())],
-            depth_stencil_attachment: None,
-            timestamp_writes: timestamps.and_then(|t| t.render_writes(COMPOSITE_STAGE)),
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        let pass_span = diagnostics.pass_span(&mut pass, STAGES[COMPOSITE_STAGE]);
-        let origin = frame.viewport_origin.as_vec2();
-        let size = frame.viewport_size.as_vec2();
-        pass.set_viewport(origin.x, origin.y, size.x, size.y, 0.0, 1.0);
-        pipelines
-            .composite
-            .encode(&mut pass, &frame.composite_pipeline, &frame.composite);
-        pass_span.end(&mut pass);
-    }
+    let viewport = (
+        frame.viewport_origin.as_vec2(),
+        frame.viewport_size.as_vec2(),
+    );
+    let color = [Some(target.get_color_attachment())];
+    viewport_pass(
+        encoder,
+        &diagnostics,
+        timestamps,
+        COMPOSITE_STAGE,
+        (&color, None),
+        viewport,
+        |pass| {
+            pipelines
+                .composite
+                .encode(pass, &frame.composite_pipeline, &frame.composite)
+        },
+    );
     if let Some((pipeline, group)) = &frame.depth_write {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some(STAGES[DEPTH_WRITE_STAGE]),
-            color_attachments: &[],
-            depth_stencil_attachment: Some(depth.get_attachment(wgpu::StoreOp::Store)),
-            timestamp_writes: timestamps.and_then(|t| t.render_writes(DEPTH_WRITE_STAGE)),
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
-        let pass_span = diagnostics.pass_span(&mut pass, STAGES[DEPTH_WRITE_STAGE]);
-        let origin = frame.viewport_origin.as_vec2();
-        let size = frame.viewport_size.as_vec2();
-        pass.set_viewport(origin.x, origin.y, size.x, size.y, 0.0, 1.0);
-        pipelines.depth_write.encode(&mut pass, pipeline, group);
-        pass_span.end(&mut pass);
+        let depth = Some(depth.get_attachment(wgpu::StoreOp::Store));
+        viewport_pass(
+            encoder,
+            &diagnostics,
+            timestamps,
+            DEPTH_WRITE_STAGE,
+            (&[], depth),
+            viewport,
+            |pass| pipelines.depth_write.encode(pass, pipeline, group),
+        );
     }
     if let Some(timestamps) = timestamps {
         timestamps.resolve(encoder);

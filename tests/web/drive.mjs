@@ -32,6 +32,19 @@ if (config.webgpu) {
 }
 
 const report = { console: [], pageErrors: [] };
+
+// The viewer reports through the title: ready, or an error with its message.
+async function waitForVerdict(page) {
+  try {
+    await page.waitForFunction(
+      () => document.title === "bevy_splat: ready" || document.title.startsWith("bevy_splat: error"),
+      null,
+      { timeout: timeoutMs, polling: 100 },
+    );
+  } catch (error) {
+    report.timedOut = true;
+  }
+}
 const browser = await chromium.launch({
   executablePath: config.chromium ?? "/usr/bin/chromium",
   headless: true,
@@ -47,16 +60,7 @@ try {
 
   const started = Date.now();
   await page.goto(config.url, { waitUntil: "load", timeout: timeoutMs });
-  // The viewer reports through the title: ready, or an error with its message.
-  try {
-    await page.waitForFunction(
-      () => document.title === "bevy_splat: ready" || document.title.startsWith("bevy_splat: error"),
-      null,
-      { timeout: timeoutMs, polling: 100 },
-    );
-  } catch (error) {
-    report.timedOut = true;
-  }
+  await waitForVerdict(page);
   report.readyMs = Date.now() - started;
   report.title = await page.title();
   report.message = await page.evaluate(() => {
@@ -78,15 +82,7 @@ try {
       timeout: 30000,
       polling: 50,
     });
-    try {
-      await page.waitForFunction(
-        () => document.title === "bevy_splat: ready" || document.title.startsWith("bevy_splat: error"),
-        null,
-        { timeout: timeoutMs, polling: 100 },
-      );
-    } catch (error) {
-      report.timedOut = true;
-    }
+    await waitForVerdict(page);
     report.title = await page.title();
   }
 

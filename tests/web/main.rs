@@ -398,14 +398,7 @@ fn without_webgpu_the_page_says_so() {
             frame_samples: 0,
         },
     );
-    assert!(report.page_errors.is_empty(), "{:?}", report.page_errors);
-    let title = report.title.clone().unwrap_or_default();
-    assert!(
-        title.starts_with("bevy_splat: error:") && title.contains("WebGPU"),
-        "{title}"
-    );
-    let message = report.message.as_ref().expect("the page has a message box");
-    assert!(message.visible, "the message box is shown");
+    let message = assert_error_page(&report, "WebGPU");
     let text = message.text.clone().unwrap_or_default();
     assert!(
         text.contains("no WebGPU"),
@@ -426,12 +419,19 @@ fn a_missing_scene_url_is_reported_on_the_page() {
             frame_samples: 0,
         },
     );
+    assert_error_page(&report, "no-such-scene.spz");
+}
+
+/// The page failed without a page error, saying `what` in its title and showing its
+/// message box.
+fn assert_error_page<'a>(report: &'a Report, what: &str) -> &'a MessageBox {
     assert!(report.page_errors.is_empty(), "{:?}", report.page_errors);
     let title = report.title.clone().unwrap_or_default();
     assert!(
-        title.starts_with("bevy_splat: error:") && title.contains("no-such-scene.spz"),
+        title.starts_with("bevy_splat: error:") && title.contains(what),
         "{title}"
     );
     let message = report.message.as_ref().expect("the page has a message box");
     assert!(message.visible, "the message box is shown");
+    message
 }

@@ -191,6 +191,72 @@ pub fn standalone_shader_module(
     })
 }
 
+/// Render pipelines built on first use, one per key (target format, sample count …).
+pub struct RenderPipelines<K>(std::sync::Mutex<std::collections::HashMap<K, wgpu::RenderPipeline>>);
+
+impl<K> Default for RenderPipelines<K> {
+    fn default() -> Self {
+        Self(Default::default())
+    }
+}
+
+impl<K: Eq + std::hash::Hash> RenderPipelines<K> {
+    pub fn get_or_build(
+        &self,
+        key: K,
+        build: impl FnOnce() -> wgpu::RenderPipeline,
+    ) -> wgpu::RenderPipeline {
+        let mut pipelines = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        pipelines.entry(key).or_insert_with(build).clone()
+    }
+}
+
+/// A pipeline that draws one triangle over the viewport: `module`'s `fullscreen`
+/// vertex entry point, then its `fragment` entry point.
+pub fn fullscreen_pipeline(
+    device: &Device,
+    label: &str,
+    layout: &BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    fragment: &str,
+    targets: &[Option<wgpu::ColorTargetState>],
+    depth_stencil: Option<wgpu::DepthStencilState>,
+    samples: u32,
+) -> wgpu::RenderPipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pipeline_layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some("fullscreen"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(fragment),
+            compilation_options: Default::default(),
+            targets,
+        }),
+        primitive: wgpu::PrimitiveState::default(),
+        depth_stencil,
+        multisample: wgpu::MultisampleState {
+            count: samples,
+            ..Default::default()
+        },
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,8 +1,5 @@
 //! composite: the premultiplied splat layer over the view's main texture.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use wgpu::{
     BindGroup, BindGroupLayout, BindingType, Buffer, Device, RenderPass, RenderPipeline,
     ShaderStages, TextureFormat, TextureSampleType, TextureViewDimension,
@@ -10,7 +7,7 @@ use wgpu::{
 
 use bevy::ecs::component::Component;
 
-use super::common::bind_group;
+use super::common::{RenderPipelines, bind_group, fullscreen_pipeline};
 
 /// How a camera's finished splat layer is written into its image.
 ///
@@ -29,7 +26,7 @@ pub enum SplatComposite {
 pub struct CompositePass {
     layout: BindGroupLayout,
     module: wgpu::ShaderModule,
-    pipelines: Mutex<HashMap<(TextureFormat, u32), RenderPipeline>>,
+    pipelines: RenderPipelines<(TextureFormat, u32)>,
 }
 
 /// Composite parameters (`params` in WGSL).
@@ -76,7 +73,7 @@ impl CompositePass {
         Self {
             layout,
             module,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: RenderPipelines::default(),
         }
     }
 
@@ -99,49 +96,22 @@ impl CompositePass {
 
     /// The pipeline for a target, built the first time that target is seen.
     pub fn pipeline(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
-        let mut pipelines = self
-            .pipelines
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pipelines
-            .entry((format, samples))
-            .or_insert_with(|| self.build(device, format, samples))
-            .clone()
-    }
-
-    fn build(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("splat composite"),
-            bind_group_layouts: &[Some(&self.layout)],
-            immediate_size: 0,
-        });
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("splat composite"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &self.module,
-                entry_point: Some("fullscreen"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &self.module,
-                entry_point: Some("composite"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format,
-                    blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState {
-                count: samples,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
+        self.pipelines.get_or_build((format, samples), || {
+            let target = wgpu::ColorTargetState {
+                format,
+                blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+                write_mask: wgpu::ColorWrites::ALL,
+            };
+            fullscreen_pipeline(
+                device,
+                "splat composite",
+                &self.layout,
+                &self.module,
+                "composite",
+                &[Some(target)],
+                None,
+                samples,
+            )
         })
     }
 

@@ -2,16 +2,13 @@
 //! each pixel's transmittance first falls to 0.5) in its depth buffer, nearer-only,
 //! after the opaque pass and before the transparent one.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use bevy::ecs::component::Component;
 use wgpu::{
     BindGroup, BindingType, Buffer, CompareFunction, Device, RenderPass, RenderPipeline,
     ShaderStages, TextureFormat, TextureSampleType, TextureViewDimension,
 };
 
-use super::common::{bind_group, layout, uniform};
+use super::common::{RenderPipelines, bind_group, fullscreen_pipeline, layout, uniform};
 
 /// On a 3D camera: its splats write their surface (the median depth) into the view's
 /// depth texture, so transparent meshes behind a dense splat surface are hidden and
@@ -23,7 +20,7 @@ pub struct SplatDepth;
 pub struct DepthWritePass {
     layout: wgpu::BindGroupLayout,
     module: wgpu::ShaderModule,
-    pipelines: Mutex<HashMap<(TextureFormat, u32), RenderPipeline>>,
+    pipelines: RenderPipelines<(TextureFormat, u32)>,
 }
 
 impl DepthWritePass {
@@ -55,7 +52,7 @@ impl DepthWritePass {
         Self {
             layout,
             module,
-            pipelines: Mutex::new(HashMap::new()),
+            pipelines: RenderPipelines::default(),
         }
     }
 
@@ -80,53 +77,26 @@ impl DepthWritePass {
 
     /// The pipeline for a depth buffer of `format` with `samples` samples.
     pub fn pipeline(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
-        let mut pipelines = self
-            .pipelines
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pipelines
-            .entry((format, samples))
-            .or_insert_with(|| self.build(device, format, samples))
-            .clone()
-    }
-
-    fn build(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("splat depth write"),
-            bind_group_layouts: &[Some(&self.layout)],
-            immediate_size: 0,
-        });
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("splat depth write"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &self.module,
-                entry_point: Some("fullscreen"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &self.module,
-                entry_point: Some("depth_write"),
-                compilation_options: Default::default(),
-                targets: &[],
-            }),
-            primitive: wgpu::PrimitiveState::default(),
+        self.pipelines.get_or_build((format, samples), || {
             // Reverse-Z: nearer is greater; only a nearer splat surface replaces what
             // the opaque pass wrote.
-            depth_stencil: Some(wgpu::DepthStencilState {
+            let depth = wgpu::DepthStencilState {
                 format,
                 depth_write_enabled: Some(true),
                 depth_compare: Some(CompareFunction::Greater),
                 stencil: Default::default(),
                 bias: Default::default(),
-            }),
-            multisample: wgpu::MultisampleState {
-                count: samples,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
+            };
+            fullscreen_pipeline(
+                device,
+                "splat depth write",
+                &self.layout,
+                &self.module,
+                "depth_write",
+                &[],
+                Some(depth),
+                samples,
+            )
         })
     }
 
