@@ -211,7 +211,13 @@ pub fn splat_pass(
         );
     }
     if let Some(timestamps) = timestamps {
-        timestamps.resolve(encoder);
+        // The depth write is the last stage and runs only with `SplatDepth`.
+        let ran = if frame.depth_write.is_some() {
+            STAGES.len()
+        } else {
+            DEPTH_WRITE_STAGE
+        };
+        timestamps.resolve(encoder, ran);
     }
     span.end(encoder);
     let record_ns = started.elapsed().as_nanos() as u64;

@@ -50,7 +50,7 @@ impl PassTimestamps {
             device,
             "splat pass timestamps resolved",
             bytes,
-            BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC,
+            BufferUsages::QUERY_RESOLVE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
         );
         Some(Self {
             _bytes: memory.track(resolved.size()),
@@ -87,11 +87,22 @@ impl PassTimestamps {
         })
     }
 
-    /// After the last stage: resolves this frame's timestamps and copies them out if
-    /// the read-back is free.
-    pub fn resolve(&self, encoder: &mut CommandEncoder) {
-        let count = self.stages * QUERIES_PER_STAGE;
+    /// After the last stage: resolves the timestamps of this frame's first `stages`
+    /// stages (the ones that ran) and copies them out if the read-back is free. Only
+    /// written queries may be resolved: Vulkan waits for a query's result, and one
+    /// that was never written hangs the GPU until the device is lost.
+    pub fn resolve(&self, encoder: &mut CommandEncoder, stages: usize) {
+        let stages = u32::try_from(stages).unwrap_or(u32::MAX).min(self.stages);
+        let count = stages * QUERIES_PER_STAGE;
+        if count == 0 {
+            return;
+        }
         encoder.resolve_query_set(&self.queries, 0..count, &self.resolved, 0);
+        // Stages that did not run read as zero, not as an earlier frame's time.
+        let resolved_bytes = u64::from(count) * TIMESTAMP_BYTES;
+        if resolved_bytes < self.resolved.size() {
+            encoder.clear_buffer(&self.resolved, resolved_bytes, None);
+        }
         self.staging.copy_if_free(encoder, |encoder, staging| {
             encoder.copy_buffer_to_buffer(&self.resolved, 0, staging, 0, self.resolved.size());
         });
