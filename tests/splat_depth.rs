@@ -38,6 +38,14 @@ fn splat_wall(z: f32) -> GaussianSplats {
 
 /// Renders the wall at z = −5, and a half-transparent red square at `quad_z` if given.
 fn render(quad_z: Option<f32>, msaa: Msaa, splat_depth: bool) -> Rgba8 {
+    render_with_stats(quad_z, msaa, splat_depth).0
+}
+
+fn render_with_stats(
+    quad_z: Option<f32>,
+    msaa: Msaa,
+    splat_depth: bool,
+) -> (Rgba8, bevy_splat::SplatViewStats) {
     let mut headless = Headless::new();
     let wall = headless.add_splats(splat_wall(-5.0));
     headless.spawn_cloud(wall, Transform::IDENTITY);
@@ -72,7 +80,21 @@ fn render(quad_z: Option<f32>, msaa: Msaa, splat_depth: bool) -> Rgba8 {
     if splat_depth {
         entity.insert(SplatDepth);
     }
-    headless.render(&[camera]).expect("the render").remove(0)
+    let image = headless
+        .render(std::slice::from_ref(&camera))
+        .expect("the render")
+        .remove(0);
+    // A few more frames, so the pass timestamps of a finished frame have come back.
+    for _ in 0..4 {
+        headless.app.update();
+    }
+    let stats = headless
+        .app
+        .world()
+        .resource::<bevy_splat::SplatStats>()
+        .get(camera.entity)
+        .expect("the camera drew splats");
+    (image, stats)
 }
 
 /// The middle of the image, where the square is (its edges stay out).
@@ -121,4 +143,25 @@ fn a_transparent_square_behind_the_splats_is_hidden_in_front_it_blends() {
 #[test]
 fn the_same_with_msaa() {
     check(Msaa::Sample4);
+}
+
+#[test]
+fn the_depth_write_is_timed_only_when_it_runs() {
+    // Only the stages that ran may have their timestamps resolved (an unwritten query
+    // hangs Vulkan drivers that wait for results): the depth write reads zero without
+    // SplatDepth and its own time with it.
+    let depth_write = bevy_splat::render::PASS_NAMES
+        .iter()
+        .position(|&name| name == "depth_write")
+        .expect("a depth_write stage");
+    let (_, off) = render_with_stats(None, Msaa::Off, false);
+    let (_, on) = render_with_stats(None, Msaa::Off, true);
+    let (Some(off), Some(on)) = (off.gpu_pass_ns, on.gpu_pass_ns) else {
+        // A device without timestamp queries times nothing: nothing to check.
+        eprintln!("no timestamp queries on this device");
+        return;
+    };
+    assert_eq!(off[depth_write], 0, "{off:?}");
+    assert!(on[depth_write] > 0, "{on:?}");
+    assert!(off[..depth_write].iter().any(|&ns| ns > 0), "{off:?}");
 }
