@@ -191,70 +191,134 @@ pub fn standalone_shader_module(
     })
 }
 
-/// Render pipelines built on first use, one per key (target format, sample count …).
-pub struct RenderPipelines<K>(std::sync::Mutex<std::collections::HashMap<K, wgpu::RenderPipeline>>);
-
-impl<K> Default for RenderPipelines<K> {
-    fn default() -> Self {
-        Self(Default::default())
-    }
+/// A fullscreen pass over one of the view's textures: a fragment shader reading an
+/// unfiltered 2-D texture (binding 0) and a uniform (binding 1), drawn as one triangle
+/// over the viewport, with its pipelines built on first use, one per (attachment
+/// format, sample count). The composite and the depth write are two of these.
+pub struct FullscreenTexturePass {
+    label: &'static str,
+    layout: BindGroupLayout,
+    module: wgpu::ShaderModule,
+    fragment: &'static str,
+    pipelines: std::sync::Mutex<
+        std::collections::HashMap<(wgpu::TextureFormat, u32), wgpu::RenderPipeline>,
+    >,
 }
 
-impl<K: Eq + std::hash::Hash> RenderPipelines<K> {
-    pub fn get_or_build(
+impl FullscreenTexturePass {
+    /// `source` has a `fullscreen` vertex entry point and the `fragment` one.
+    pub fn new(device: &Device, label: &'static str, source: &str, fragment: &'static str) -> Self {
+        let texture = BindGroupLayoutEntry {
+            binding: 0,
+            visibility: ShaderStages::FRAGMENT,
+            ty: BindingType::Texture {
+                sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                view_dimension: wgpu::TextureViewDimension::D2,
+                multisampled: false,
+            },
+            count: None,
+        };
+        let params = BindGroupLayoutEntry {
+            visibility: ShaderStages::FRAGMENT,
+            ..uniform(1, false)
+        };
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(label),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        Self {
+            label,
+            layout: layout(device, label, &[texture, params]),
+            module,
+            fragment,
+            pipelines: Default::default(),
+        }
+    }
+
+    pub fn bind_group(
         &self,
-        key: K,
-        build: impl FnOnce() -> wgpu::RenderPipeline,
+        device: &Device,
+        texture: &wgpu::TextureView,
+        params: &Buffer,
+    ) -> BindGroup {
+        bind_group(
+            device,
+            self.label,
+            &self.layout,
+            &[
+                wgpu::BindingResource::TextureView(texture),
+                params.as_entire_binding(),
+            ],
+        )
+    }
+
+    /// The pipeline for an attachment of `format` with `samples` samples, built the
+    /// first time it is asked for with `targets` and `depth_stencil`.
+    pub fn pipeline(
+        &self,
+        device: &Device,
+        (format, samples): (wgpu::TextureFormat, u32),
+        targets: &[Option<wgpu::ColorTargetState>],
+        depth_stencil: Option<wgpu::DepthStencilState>,
     ) -> wgpu::RenderPipeline {
         let mut pipelines = self
-            .0
+            .pipelines
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pipelines.entry(key).or_insert_with(build).clone()
+        pipelines
+            .entry((format, samples))
+            .or_insert_with(|| self.build(device, targets, depth_stencil, samples))
+            .clone()
     }
-}
 
-/// A pipeline that draws one triangle over the viewport: `module`'s `fullscreen`
-/// vertex entry point, then its `fragment` entry point.
-pub fn fullscreen_pipeline(
-    device: &Device,
-    label: &str,
-    layout: &BindGroupLayout,
-    module: &wgpu::ShaderModule,
-    fragment: &str,
-    targets: &[Option<wgpu::ColorTargetState>],
-    depth_stencil: Option<wgpu::DepthStencilState>,
-    samples: u32,
-) -> wgpu::RenderPipeline {
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: &[Some(layout)],
-        immediate_size: 0,
-    });
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(label),
-        layout: Some(&pipeline_layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some("fullscreen"),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        fragment: Some(wgpu::FragmentState {
-            module,
-            entry_point: Some(fragment),
-            compilation_options: Default::default(),
-            targets,
-        }),
-        primitive: wgpu::PrimitiveState::default(),
-        depth_stencil,
-        multisample: wgpu::MultisampleState {
-            count: samples,
-            ..Default::default()
-        },
-        multiview_mask: None,
-        cache: None,
-    })
+    fn build(
+        &self,
+        device: &Device,
+        targets: &[Option<wgpu::ColorTargetState>],
+        depth_stencil: Option<wgpu::DepthStencilState>,
+        samples: u32,
+    ) -> wgpu::RenderPipeline {
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(self.label),
+            bind_group_layouts: &[Some(&self.layout)],
+            immediate_size: 0,
+        });
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(self.label),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &self.module,
+                entry_point: Some("fullscreen"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: &self.module,
+                entry_point: Some(self.fragment),
+                compilation_options: Default::default(),
+                targets,
+            }),
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil,
+            multisample: wgpu::MultisampleState {
+                count: samples,
+                ..Default::default()
+            },
+            multiview_mask: None,
+            cache: None,
+        })
+    }
+
+    pub fn encode(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        pipeline: &wgpu::RenderPipeline,
+        group: &BindGroup,
+    ) {
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.draw(0..3, 0..1);
+    }
 }
 
 #[cfg(test)]

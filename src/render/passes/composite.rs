@@ -1,13 +1,10 @@
 //! composite: the premultiplied splat layer over the view's main texture.
 
-use wgpu::{
-    BindGroup, BindGroupLayout, BindingType, Buffer, Device, RenderPass, RenderPipeline,
-    ShaderStages, TextureFormat, TextureSampleType, TextureViewDimension,
-};
+use wgpu::{BindGroup, Buffer, Device, RenderPass, RenderPipeline, TextureFormat};
 
 use bevy::ecs::component::Component;
 
-use super::common::{RenderPipelines, bind_group, fullscreen_pipeline};
+use super::common::FullscreenTexturePass;
 
 /// How a camera's finished splat layer is written into its image.
 ///
@@ -22,12 +19,9 @@ pub enum SplatComposite {
     Passthrough,
 }
 
-/// Composite pipelines, one per (target format, sample count) met so far.
-pub struct CompositePass {
-    layout: BindGroupLayout,
-    module: wgpu::ShaderModule,
-    pipelines: RenderPipelines<(TextureFormat, u32)>,
-}
+/// The composite: the layer over the view's image, premultiplied, one pipeline per
+/// (target format, sample count) met so far.
+pub struct CompositePass(FullscreenTexturePass);
 
 /// Composite parameters (`params` in WGSL).
 #[repr(C)]
@@ -41,40 +35,12 @@ pub struct CompositeUniform {
 
 impl CompositePass {
     pub fn new(device: &Device) -> Self {
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("splat composite"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: ShaderStages::FRAGMENT,
-                    ty: BindingType::Texture {
-                        sample_type: TextureSampleType::Float { filterable: false },
-                        view_dimension: TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: ShaderStages::FRAGMENT,
-                    ty: BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-            ],
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("splat composite"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("composite.wgsl").into()),
-        });
-        Self {
-            layout,
-            module,
-            pipelines: RenderPipelines::default(),
-        }
+        Self(FullscreenTexturePass::new(
+            device,
+            "splat composite",
+            include_str!("composite.wgsl"),
+            "composite",
+        ))
     }
 
     pub fn bind_group(
@@ -83,36 +49,18 @@ impl CompositePass {
         splat_layer: &wgpu::TextureView,
         params: &Buffer,
     ) -> BindGroup {
-        bind_group(
-            device,
-            "splat composite",
-            &self.layout,
-            &[
-                wgpu::BindingResource::TextureView(splat_layer),
-                params.as_entire_binding(),
-            ],
-        )
+        self.0.bind_group(device, splat_layer, params)
     }
 
     /// The pipeline for a target, built the first time that target is seen.
     pub fn pipeline(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
-        self.pipelines.get_or_build((format, samples), || {
-            let target = wgpu::ColorTargetState {
-                format,
-                blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
-                write_mask: wgpu::ColorWrites::ALL,
-            };
-            fullscreen_pipeline(
-                device,
-                "splat composite",
-                &self.layout,
-                &self.module,
-                "composite",
-                &[Some(target)],
-                None,
-                samples,
-            )
-        })
+        let target = wgpu::ColorTargetState {
+            format,
+            blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+            write_mask: wgpu::ColorWrites::ALL,
+        };
+        self.0
+            .pipeline(device, (format, samples), &[Some(target)], None)
     }
 
     pub fn encode(
@@ -121,8 +69,6 @@ impl CompositePass {
         pipeline: &RenderPipeline,
         bind_group: &BindGroup,
     ) {
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, bind_group, &[]);
-        pass.draw(0..3, 0..1);
+        self.0.encode(pass, pipeline, bind_group);
     }
 }

@@ -3,12 +3,9 @@
 //! after the opaque pass and before the transparent one.
 
 use bevy::ecs::component::Component;
-use wgpu::{
-    BindGroup, BindingType, Buffer, CompareFunction, Device, RenderPass, RenderPipeline,
-    ShaderStages, TextureFormat, TextureSampleType, TextureViewDimension,
-};
+use wgpu::{BindGroup, Buffer, CompareFunction, Device, RenderPass, RenderPipeline, TextureFormat};
 
-use super::common::{RenderPipelines, bind_group, fullscreen_pipeline, layout, uniform};
+use super::common::FullscreenTexturePass;
 
 /// On a 3D camera: its splats write their surface (the median depth) into the view's
 /// depth texture, so transparent meshes behind a dense splat surface are hidden and
@@ -17,43 +14,16 @@ use super::common::{RenderPipelines, bind_group, fullscreen_pipeline, layout, un
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SplatDepth;
 
-pub struct DepthWritePass {
-    layout: wgpu::BindGroupLayout,
-    module: wgpu::ShaderModule,
-    pipelines: RenderPipelines<(TextureFormat, u32)>,
-}
+pub struct DepthWritePass(FullscreenTexturePass);
 
 impl DepthWritePass {
     pub fn new(device: &Device) -> Self {
-        let layout = layout(
+        Self(FullscreenTexturePass::new(
             device,
             "splat depth write",
-            &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: ShaderStages::FRAGMENT,
-                    ty: BindingType::Texture {
-                        sample_type: TextureSampleType::Float { filterable: false },
-                        view_dimension: TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    visibility: ShaderStages::FRAGMENT,
-                    ..uniform(1, false)
-                },
-            ],
-        );
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("splat depth write"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("depth_write.wgsl").into()),
-        });
-        Self {
-            layout,
-            module,
-            pipelines: RenderPipelines::default(),
-        }
+            include_str!("depth_write.wgsl"),
+            "depth_write",
+        ))
     }
 
     /// `median_depth`: the view's median-depth texture; `params`: the composite's
@@ -64,45 +34,24 @@ impl DepthWritePass {
         median_depth: &wgpu::TextureView,
         params: &Buffer,
     ) -> BindGroup {
-        bind_group(
-            device,
-            "splat depth write",
-            &self.layout,
-            &[
-                wgpu::BindingResource::TextureView(median_depth),
-                params.as_entire_binding(),
-            ],
-        )
+        self.0.bind_group(device, median_depth, params)
     }
 
     /// The pipeline for a depth buffer of `format` with `samples` samples.
     pub fn pipeline(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
-        self.pipelines.get_or_build((format, samples), || {
-            // Reverse-Z: nearer is greater; only a nearer splat surface replaces what
-            // the opaque pass wrote.
-            let depth = wgpu::DepthStencilState {
-                format,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(CompareFunction::Greater),
-                stencil: Default::default(),
-                bias: Default::default(),
-            };
-            fullscreen_pipeline(
-                device,
-                "splat depth write",
-                &self.layout,
-                &self.module,
-                "depth_write",
-                &[],
-                Some(depth),
-                samples,
-            )
-        })
+        // Reverse-Z: nearer is greater; only a nearer splat surface replaces what the
+        // opaque pass wrote.
+        let depth = wgpu::DepthStencilState {
+            format,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(CompareFunction::Greater),
+            stencil: Default::default(),
+            bias: Default::default(),
+        };
+        self.0.pipeline(device, (format, samples), &[], Some(depth))
     }
 
     pub fn encode(&self, pass: &mut RenderPass<'_>, pipeline: &RenderPipeline, group: &BindGroup) {
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, group, &[]);
-        pass.draw(0..3, 0..1);
+        self.0.encode(pass, pipeline, group);
     }
 }
