@@ -22,6 +22,7 @@ use bevy::asset::{AssetMetaCheck, AssetPath, LoadState};
 use bevy::camera::{PerspectiveProjection, Projection};
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
+use bevy::ecs::system::SystemParam;
 use bevy::platform::time::Instant;
 use bevy::prelude::*;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
@@ -268,55 +269,46 @@ fn setup(
     }
 }
 
-/// Replaces the shown file with `path`, keeping the old one's placement.
-fn replace_scene(
-    commands: &mut Commands,
-    scene: &mut Scene,
-    status: &mut ViewerStatus,
-    assets: &AssetServer,
-    viewed: &Query<(Entity, &Transform), With<Viewed>>,
-    path: AssetPath<'static>,
-) {
-    info!("opening {path}");
-    let mut transform = Transform::default();
-    for (entity, old) in viewed {
-        transform = *old;
-        commands.entity(entity).despawn();
+/// What opening another file touches: the shown entity, the scene's state, the status.
+#[derive(SystemParam)]
+struct SceneSwitch<'w, 's> {
+    commands: Commands<'w, 's>,
+    scene: ResMut<'w, Scene>,
+    status: ResMut<'w, ViewerStatus>,
+    assets: Res<'w, AssetServer>,
+    viewed: Query<'w, 's, (Entity, &'static Transform), With<Viewed>>,
+}
+
+impl SceneSwitch<'_, '_> {
+    /// Replaces the shown file with `path`, keeping the old one's placement.
+    fn open(&mut self, path: AssetPath<'static>) {
+        info!("opening {path}");
+        let mut transform = Transform::default();
+        for (entity, old) in &self.viewed {
+            transform = *old;
+            self.commands.entity(entity).despawn();
+        }
+        let scene = &mut *self.scene;
+        scene.handle = spawn_file(&mut self.commands, &self.assets, path, transform);
+        scene.started = Instant::now();
+        scene.settled = false;
+        scene.aim = true;
+        scene.exit_on_error = false;
+        scene.error = None;
+        *self.status = ViewerStatus::Loading;
     }
-    scene.handle = spawn_file(commands, assets, path, transform);
-    scene.started = Instant::now();
-    scene.settled = false;
-    scene.aim = true;
-    scene.exit_on_error = false;
-    scene.error = None;
-    *status = ViewerStatus::Loading;
 }
 
 /// A file dropped onto the window replaces the scene.
 #[cfg(not(target_arch = "wasm32"))]
-fn open_dropped_files(
-    mut drops: MessageReader<FileDragAndDrop>,
-    mut commands: Commands,
-    mut scene: ResMut<Scene>,
-    mut status: ResMut<ViewerStatus>,
-    assets: Res<AssetServer>,
-    viewed: Query<(Entity, &Transform), With<Viewed>>,
-) {
+fn open_dropped_files(mut drops: MessageReader<FileDragAndDrop>, mut switch: SceneSwitch) {
     for drop in drops.read() {
         let FileDragAndDrop::DroppedFile { path_buf, .. } = drop else {
             continue;
         };
         let absolute = std::path::absolute(path_buf).unwrap_or_else(|_| path_buf.clone());
         let relative = absolute.strip_prefix("/").unwrap_or(&absolute).to_owned();
-        let path = AssetPath::from_path_buf(relative).with_source(DROPPED_SOURCE);
-        replace_scene(
-            &mut commands,
-            &mut scene,
-            &mut status,
-            &assets,
-            &viewed,
-            path,
-        );
+        switch.open(AssetPath::from_path_buf(relative).with_source(DROPPED_SOURCE));
     }
 }
 

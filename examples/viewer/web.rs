@@ -17,7 +17,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 
 use super::options::ViewerOptions;
-use super::{DROPPED_SOURCE, SAMPLE, Scene, Viewed, ViewerStatus};
+use super::{DROPPED_SOURCE, SAMPLE, ViewerStatus};
 use bevy_splat::render::PASS_NAMES;
 use bevy_splat::{GaussianCloud, GaussianSplats, SplatStats};
 
@@ -199,25 +199,13 @@ fn listen_for_drops(queue: DropQueue) {
 fn open_dropped_files(
     queue: Res<DropQueue>,
     mut dropped: ResMut<DroppedFiles>,
-    mut commands: Commands,
-    mut scene: ResMut<Scene>,
-    mut status: ResMut<ViewerStatus>,
-    assets: Res<AssetServer>,
-    viewed: Query<(Entity, &Transform), With<Viewed>>,
+    mut switch: super::SceneSwitch,
 ) {
     for (name, bytes) in queue.take() {
         let path = format!("{}/{name}", dropped.next);
         dropped.next += 1;
         dropped.dir.insert_asset(Path::new(&path), bytes);
-        let path = AssetPath::from(path).with_source(DROPPED_SOURCE);
-        super::replace_scene(
-            &mut commands,
-            &mut scene,
-            &mut status,
-            &assets,
-            &viewed,
-            path,
-        );
+        switch.open(AssetPath::from(path).with_source(DROPPED_SOURCE));
     }
 }
 
