@@ -20,6 +20,8 @@ pub mod asset;
 pub mod cameras;
 mod cloud;
 mod crop;
+#[cfg(feature = "picking")]
+pub mod picking;
 pub mod raycast;
 pub mod render;
 #[cfg(feature = "gltf")]
@@ -38,6 +40,8 @@ pub use asset::{
 };
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use crop::{CropMode, CropShape, CropVolume, MAX_CROP_VOLUMES, SplatCrop};
+#[cfg(feature = "picking")]
+pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
 pub use render::{
     SplatComposite, SplatDepth, SplatGpuLimits, SplatMemory, SplatStats, SplatViewStats,

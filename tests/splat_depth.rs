@@ -46,55 +46,82 @@ fn render_with_stats(
     msaa: Msaa,
     splat_depth: bool,
 ) -> (Rgba8, bevy_splat::SplatViewStats) {
-    let mut headless = Headless::new();
-    let wall = headless.add_splats(splat_wall(-5.0));
-    headless.spawn_cloud(wall, Transform::IDENTITY);
-    if let Some(z) = quad_z {
-        let world = headless.app.world_mut();
-        let mesh = world
-            .resource_mut::<Assets<Mesh>>()
-            .add(Rectangle::new(1.2, 0.8));
-        let material = world
-            .resource_mut::<Assets<StandardMaterial>>()
-            .add(StandardMaterial {
-                base_color: Color::srgba(1.0, 0.1, 0.1, 0.6),
-                alpha_mode: AlphaMode::Blend,
-                unlit: true,
-                ..default()
-            });
-        world.spawn((
-            Mesh3d(mesh),
-            MeshMaterial3d(material),
-            Transform::from_xyz(0.0, 0.0, z),
-        ));
-    }
-    let projection = PerspectiveProjection {
-        fov: 0.9,
-        aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
-        near: 0.01,
-        ..default()
+    let scene = Scene {
+        splats: splat_wall(-5.0),
+        eye: Transform::IDENTITY,
+        size: SIZE,
+        fov_y: 0.9,
     };
-    let camera = headless.spawn_camera(Transform::IDENTITY, projection, SIZE, None);
-    let mut entity = headless.app.world_mut().entity_mut(camera.entity);
-    entity.insert(msaa);
-    if splat_depth {
-        entity.insert(SplatDepth);
+    let quad = quad_z.map(|z| (Transform::from_xyz(0.0, 0.0, z), Vec2::new(1.2, 0.8)));
+    scene.render(quad, msaa, splat_depth)
+}
+
+/// Splats seen by one camera, rendered with or without a transparent square.
+struct Scene {
+    splats: GaussianSplats,
+    eye: Transform,
+    size: UVec2,
+    fov_y: f32,
+}
+
+impl Scene {
+    fn projection(&self) -> PerspectiveProjection {
+        PerspectiveProjection {
+            fov: self.fov_y,
+            aspect_ratio: self.size.x as f32 / self.size.y as f32,
+            near: 0.01,
+            ..default()
+        }
     }
-    let image = headless
-        .render(std::slice::from_ref(&camera))
-        .expect("the render")
-        .remove(0);
-    // A few more frames, so the pass timestamps of a finished frame have come back.
-    for _ in 0..4 {
-        headless.app.update();
+
+    /// The image and the camera's stats; `quad` is a half-transparent red square
+    /// (placement, size) drawn in the transparent pass.
+    fn render(
+        &self,
+        quad: Option<(Transform, Vec2)>,
+        msaa: Msaa,
+        splat_depth: bool,
+    ) -> (Rgba8, bevy_splat::SplatViewStats) {
+        let mut headless = Headless::new();
+        let splats = headless.add_splats(self.splats.clone());
+        headless.spawn_cloud(splats, Transform::IDENTITY);
+        if let Some((placement, size)) = quad {
+            let world = headless.app.world_mut();
+            let mesh = world
+                .resource_mut::<Assets<Mesh>>()
+                .add(Rectangle::new(size.x, size.y));
+            let material = world
+                .resource_mut::<Assets<StandardMaterial>>()
+                .add(StandardMaterial {
+                    base_color: Color::srgba(1.0, 0.1, 0.1, 0.6),
+                    alpha_mode: AlphaMode::Blend,
+                    unlit: true,
+                    ..default()
+                });
+            world.spawn((Mesh3d(mesh), MeshMaterial3d(material), placement));
+        }
+        let camera = headless.spawn_camera(self.eye, self.projection(), self.size, None);
+        let mut entity = headless.app.world_mut().entity_mut(camera.entity);
+        entity.insert(msaa);
+        if splat_depth {
+            entity.insert(SplatDepth);
+        }
+        let image = headless
+            .render(std::slice::from_ref(&camera))
+            .expect("the render")
+            .remove(0);
+        // A few more frames, so the pass timestamps of a finished frame have come back.
+        for _ in 0..4 {
+            headless.app.update();
+        }
+        let stats = headless
+            .app
+            .world()
+            .resource::<bevy_splat::SplatStats>()
+            .get(camera.entity)
+            .expect("the camera drew splats");
+        (image, stats)
     }
-    let stats = headless
-        .app
-        .world()
-        .resource::<bevy_splat::SplatStats>()
-        .get(camera.entity)
-        .expect("the camera drew splats");
-    (image, stats)
 }
 
 /// The middle of the image, where the square is (its edges stay out).
@@ -164,4 +191,105 @@ fn the_depth_write_is_timed_only_when_it_runs() {
     assert_eq!(off[depth_write], 0, "{off:?}");
     assert!(on[depth_write] > 0, "{on:?}");
     assert!(off[..depth_write].iter().any(|&ns| ns > 0), "{off:?}");
+}
+
+/// The shipped angel with a large transparent square behind it and in front of it:
+/// behind, the square is hidden exactly where the CPU reference finds a median depth
+/// (the angel's surface) and shows elsewhere; in front, it blends over the statue
+/// unchanged.
+fn check_angel(msaa: Msaa) {
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/angel.ply"))
+        .expect("the shipped angel");
+    let splats =
+        GaussianSplats::from(bevy_splat::asset::formats::ply::decode(&bytes).expect("it decodes"));
+    let target = Vec3::new(0.0, 0.8, 0.0);
+    let scene = Scene {
+        splats,
+        eye: Transform::from_xyz(0.6, 1.1, 3.0).looking_at(target, Vec3::Y),
+        size: UVec2::new(160, 120),
+        fov_y: 0.75,
+    };
+    let towards_eye = (scene.eye.translation - target).normalize();
+    // A square facing the camera (its normal, +Z, towards the eye) at `along` from the
+    // statue's middle towards the eye.
+    let square = |along: f32| {
+        let at = target + towards_eye * along;
+        let placement = Transform::from_translation(at).looking_at(at - towards_eye, Vec3::Y);
+        (placement, Vec2::splat(8.0))
+    };
+    let angel = scene.render(None, msaa, true).0;
+    let behind_plain = scene.render(Some(square(-1.5)), msaa, false).0;
+    let behind = scene.render(Some(square(-1.5)), msaa, true).0;
+
+    let camera = reference_raster::PinholeCamera::from_bevy(
+        &scene.eye,
+        scene.fov_y,
+        scene.size.x,
+        scene.size.y,
+        0.01,
+    );
+    let pixels: Vec<(u32, u32)> = (0..scene.size.y)
+        .flat_map(|y| (0..scene.size.x).map(move |x| (x, y)))
+        .collect();
+    let surface = reference_raster::median_depth(
+        &[reference_raster::CpuCloud {
+            geometry: scene.splats.geometry(),
+            sh: scene.splats.sh(),
+            sh_degree: scene.splats.sh_degree(),
+            world_from_cloud: bevy::math::DMat4::IDENTITY,
+        }],
+        &camera,
+        &pixels,
+    );
+    let (mut on_surface, mut hidden, mut off_surface, mut shown) = (0, 0, 0, 0);
+    for (&(x, y), hit) in pixels.iter().zip(&surface) {
+        let [with_depth, alone, plain] =
+            [&behind, &angel, &behind_plain].map(|image| image.pixel(x, y)[..3].to_vec());
+        if hit.is_some() {
+            on_surface += 1;
+            hidden += usize::from(max_difference(&with_depth, &alone) <= 2);
+        } else {
+            off_surface += 1;
+            shown += usize::from(max_difference(&with_depth, &plain) <= 2);
+        }
+    }
+    eprintln!(
+        "{msaa:?}: square hidden on {hidden} of {on_surface} surface pixels, shown on \
+         {shown} of {off_surface} others"
+    );
+    assert!(
+        on_surface > 2_000,
+        "the angel covers much of the view: {on_surface}"
+    );
+    // Pixels whose transmittance crosses 0.5 within f32 of the reference may go either
+    // way: a few silhouette pixels.
+    assert!(
+        hidden * 1000 >= on_surface * 995,
+        "{hidden} of {on_surface} hidden"
+    );
+    assert!(
+        shown * 1000 >= off_surface * 995,
+        "{shown} of {off_surface} shown"
+    );
+
+    let front_plain = centre(&scene.render(Some(square(1.2)), msaa, false).0);
+    let front = centre(&scene.render(Some(square(1.2)), msaa, true).0);
+    assert!(
+        max_difference(&front, &front_plain) <= 1,
+        "{msaa:?}: in front it blends"
+    );
+    assert!(
+        max_difference(&front, &centre(&angel)) > 40,
+        "{msaa:?}: the square shows"
+    );
+}
+
+#[test]
+fn a_transparent_square_behind_the_angel_is_hidden_where_the_angel_is_opaque() {
+    check_angel(Msaa::Off);
+}
+
+#[test]
+fn the_angel_with_msaa() {
+    check_angel(Msaa::Sample4);
 }

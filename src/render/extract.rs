@@ -13,6 +13,7 @@ use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::SplatCrop;
 use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
+use crate::render::view::picks::SplatPickRequest;
 use crate::tint::SplatTint;
 
 /// A cloud as the render world sees it this frame.
@@ -74,3 +75,17 @@ macro_rules! extract_as_is {
 }
 
 extract_as_is!(SplatComposite, SplatDepth);
+
+impl SyncComponent for SplatPickRequest {
+    type Target = SplatPickRequest;
+}
+
+impl ExtractComponent for SplatPickRequest {
+    type QueryData = &'static SplatPickRequest;
+    type QueryFilter = ();
+    type Out = SplatPickRequest;
+
+    fn extract_component(request: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
+        Some(request.clone())
+    }
+}

@@ -16,6 +16,8 @@ pub struct GpuChunk {
     pub geometry: wgpu::Buffer,
     pub sh: wgpu::Buffer,
     pub count: u32,
+    /// Index of the chunk's first splat in the asset.
+    pub first: u32,
 }
 
 /// A [`GaussianSplats`] asset uploaded to GPU storage buffers.
@@ -123,6 +125,7 @@ impl RenderAsset for GpuSplats {
                     usage: wgpu::BufferUsages::STORAGE,
                 }),
                 count: geometry.len() as u32,
+                first: first as u32,
             };
             bytes += chunk.geometry.size() + chunk.sh.size();
             chunks.push(chunk);

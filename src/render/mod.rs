@@ -42,6 +42,8 @@ pub use memory::SplatMemory;
 pub use node::{DIAGNOSTIC_SPAN, STAGES as PASS_NAMES};
 pub use passes::composite::SplatComposite;
 pub use passes::depth_write::SplatDepth;
+pub use passes::pick::MAX_PICKS;
+pub use view::picks::{GpuPick, PickAnswer, SplatPickAnswers, SplatPickRequest};
 pub use view::stats::{SplatStats, SplatViewStats};
 
 use crate::cloud::GaussianCloud;
@@ -58,8 +60,10 @@ impl Plugin for SplatRenderPlugin {
     fn build(&self, app: &mut App) {
         let memory = SplatMemory::default();
         let stats = SplatStats::default();
+        let answers = SplatPickAnswers::default();
         app.insert_resource(memory.clone())
             .insert_resource(stats.clone())
+            .insert_resource(answers.clone())
             .init_resource::<SplatGpuLimits>();
         // Without a renderer (a server, an asset tool) clouds are plain data.
         if app.get_sub_app(RenderApp).is_none() {
@@ -69,6 +73,7 @@ impl Plugin for SplatRenderPlugin {
             ExtractComponentPlugin::<GaussianCloud>::extract_visible(),
             ExtractComponentPlugin::<SplatComposite>::default(),
             ExtractComponentPlugin::<SplatDepth>::default(),
+            ExtractComponentPlugin::<SplatPickRequest>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));
@@ -78,6 +83,7 @@ impl Plugin for SplatRenderPlugin {
         render_app
             .insert_resource(memory)
             .insert_resource(stats)
+            .insert_resource(answers)
             .init_resource::<SplatGpuLimits>()
             .init_resource::<prepare::SplatViews>()
             .add_systems(RenderStartup, init_pipelines)

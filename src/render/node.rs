@@ -112,6 +112,10 @@ pub fn splat_pass(
         encoder.clear_buffer(&band.counters, 0, None);
         encoder.clear_buffer(&band.ranges, 0, None);
     }
+    let picks = frame.pick.as_ref().zip(state.picks.as_ref());
+    if let Some((_, picks)) = picks {
+        encoder.clear_buffer(&picks.hits, 0, None);
+    }
     stage(encoder, &diagnostics, timestamps, 0, |pass| {
         for (band, _) in bands() {
             for (bind_group, offset, count) in &band.preprocess {
@@ -166,6 +170,8 @@ pub fn splat_pass(
                 .encode(pass, &buffers.tile_order, TILE_ORDER_KEY_BITS);
         }
     });
+    // The picks are timed with the tile render: a workgroup per pointer, next to a
+    // workgroup per tile.
     stage(encoder, &diagnostics, timestamps, 6, |pass| {
         for (band, _) in bands() {
             pipelines.tile_render.encode(
@@ -175,7 +181,20 @@ pub fn splat_pass(
                 (band.tiles.x, band.tiles.y),
             );
         }
+        if let Some((ticket, _)) = picks {
+            for (band, _) in bands() {
+                if let Some(group) = &band.pick {
+                    let multisampled = frame.multisampled_depth;
+                    pipelines
+                        .pick
+                        .encode(pass, group, multisampled, ticket.pixels());
+                }
+            }
+        }
     });
+    if let Some((ticket, picks)) = picks {
+        picks.copy(encoder, ticket);
+    }
     buffers
         .readback
         .copy(encoder, buffers.bands.iter().map(|band| &band.counters));

@@ -36,6 +36,7 @@ use super::view::ViewBuffers;
 use super::view::bands::BandLimits;
 use super::view::dispatch::Dispatch;
 use super::view::frame::{SplatFrame, band_frame};
+use super::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
 use super::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
 use super::view::stats::{STAGE_COUNT, SplatStats};
 use super::view::timestamps::PassTimestamps;
@@ -64,6 +65,8 @@ pub struct SplatView {
     pub frame: Option<SplatFrame>,
     /// The camera in the main world: what `SplatStats` is keyed by.
     pub main_entity: Entity,
+    /// For a camera that picks: its pick buffers and read-back.
+    pub picks: Option<ViewPicks>,
 }
 
 /// Splat cameras read the opaque depth, so their depth textures must be bindable.
@@ -114,12 +117,17 @@ fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInst
 /// Groups the clouds a view draws by asset, so that every chunk of an asset is
 /// preprocessed for all of its clouds in one dispatch: separate dispatches would each
 /// wait for the one before (they write the same outputs).
+/// Also returns each instance's cloud (main-world entity), in instance order.
 fn plan_dispatches<'a>(
-    drawn: &[(&ExtractedCloud, &'a GpuSplats)],
+    drawn: &[(Entity, &ExtractedCloud, &'a GpuSplats)],
     camera: &SplatCamera,
-) -> (Vec<CloudInstance>, Vec<Dispatch<'a>>) {
-    let mut by_asset: Vec<(AssetId<GaussianSplats>, &GpuSplats, Vec<CloudInstance>)> = Vec::new();
-    for (cloud, gpu) in drawn {
+) -> (Vec<CloudInstance>, Vec<Entity>, Vec<Dispatch<'a>>) {
+    let mut by_asset: Vec<(
+        AssetId<GaussianSplats>,
+        &GpuSplats,
+        Vec<(CloudInstance, Entity)>,
+    )> = Vec::new();
+    for (entity, cloud, gpu) in drawn {
         let world_from_cloud = Mat4::from(cloud.world_from_cloud);
         let cam_from_cloud = camera.cam_from_world * world_from_cloud;
         let camera_in_cloud = world_from_cloud
@@ -144,16 +152,19 @@ fn plan_dispatches<'a>(
             crops: [CropGpu::default(); MAX_CROP_VOLUMES_GPU],
         };
         let instance = with_crop(instance, cloud.crop.as_ref());
+        let instance = (instance, *entity);
         match by_asset.iter_mut().find(|(id, ..)| *id == cloud.asset) {
             Some((.., instances)) => instances.push(instance),
             None => by_asset.push((cloud.asset, gpu, vec![instance])),
         }
     }
     let mut instances = Vec::new();
+    let mut clouds = Vec::new();
     let mut dispatches = Vec::new();
     for (_, gpu, group) in by_asset {
         let first = instances.len() as u32;
-        instances.extend_from_slice(&group);
+        instances.extend(group.iter().map(|(instance, _)| *instance));
+        clouds.extend(group.iter().map(|(_, entity)| *entity));
         for chunk in &gpu.chunks {
             // Keep splats × instances within a u32 thread index.
             let per_dispatch = (u32::MAX / chunk.count.max(1)).max(1);
@@ -170,7 +181,7 @@ fn plan_dispatches<'a>(
             }
         }
     }
-    (instances, dispatches)
+    (instances, clouds, dispatches)
 }
 
 pub fn prepare_splat_views(
@@ -179,6 +190,7 @@ pub fn prepare_splat_views(
     pipelines: Option<Res<SplatPipelines>>,
     memory: Res<SplatMemory>,
     stats: Res<SplatStats>,
+    answers: Res<SplatPickAnswers>,
     gpu_limits: Res<SplatGpuLimits>,
     mut splat_views: ResMut<SplatViews>,
     views: Query<(
@@ -191,6 +203,7 @@ pub fn prepare_splat_views(
         &Msaa,
         Option<&SplatComposite>,
         Has<SplatDepth>,
+        Option<&SplatPickRequest>,
     )>,
     clouds: Query<&ExtractedCloud>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
@@ -207,7 +220,18 @@ pub fn prepare_splat_views(
     // giving their buffers back.
     let mut previous = std::mem::take(&mut splat_views.views);
     let mut live = Vec::new();
-    for (entity, main_entity, view, target, depth, visible, msaa, composite, writes_depth) in &views
+    for (
+        entity,
+        main_entity,
+        view,
+        target,
+        depth,
+        visible,
+        msaa,
+        composite,
+        writes_depth,
+        pick_request,
+    ) in &views
     {
         let started = Instant::now();
         let origin = UVec2::new(view.viewport.x, view.viewport.y);
@@ -225,29 +249,39 @@ pub fn prepare_splat_views(
         };
         let drawn: Vec<_> = class
             .iter_visible()
-            .filter_map(|(render_entity, _)| clouds.get(*render_entity).ok())
-            .filter_map(|cloud| Some((cloud, gpu_splats.get(cloud.asset)?)))
-            .filter(|(_, gpu)| !gpu.is_empty())
+            .filter_map(|(render_entity, main)| Some((main.id(), clouds.get(*render_entity).ok()?)))
+            .filter_map(|(main, cloud)| Some((main, cloud, gpu_splats.get(cloud.asset)?)))
+            .filter(|(_, _, gpu)| !gpu.is_empty())
             .collect();
         if drawn.is_empty() {
             continue;
         }
 
-        let splats: u64 = drawn.iter().map(|(_, gpu)| u64::from(gpu.len())).sum();
-        let (instances, dispatches) = plan_dispatches(&drawn, &camera);
+        let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
+        let (instances, instance_clouds, dispatches) = plan_dispatches(&drawn, &camera);
         let need = ViewNeed {
             splats: u32::try_from(splats).unwrap_or(u32::MAX),
             chunks: dispatches.len() as u32,
             instances: instances.len() as u32,
             tiles: tiles_for(size),
+            sources: pick_request.is_some(),
         };
-        let (old, timestamps) = match previous.remove(&entity) {
-            Some(state) => (Some(state.buffers), state.timestamps),
+        let (old, timestamps, picks) = match previous.remove(&entity) {
+            Some(state) => (Some(state.buffers), state.timestamps, state.picks),
             None => (
                 None,
                 PassTimestamps::new(device, &queue, &memory, STAGE_COUNT),
+                None,
             ),
         };
+        let mut picks =
+            pick_request.map(|_| picks.unwrap_or_else(|| ViewPicks::new(device, &memory)));
+        if let Some(answer) = picks.as_ref().and_then(|p| p.poll(device)) {
+            answers.put(main_entity.id(), answer);
+        }
+        let pick = pick_request
+            .zip(picks.as_mut())
+            .and_then(|(request, picks)| picks.write(device, &queue, request, instance_clouds));
         let counts = old.as_ref().and_then(|old| old.readback.poll(device));
         if let Some(counts) = &counts {
             stats.update(main_entity.id(), |s| s.record(counts));
@@ -278,6 +312,7 @@ pub fn prepare_splat_views(
                 depth.view(),
                 multisampled_depth,
                 &buffers.layer,
+                picks.as_ref().filter(|_| pick.is_some()),
             ));
         }
 
@@ -314,6 +349,7 @@ pub fn prepare_splat_views(
                     ),
                 )
             }),
+            pick,
         };
         let prepare_ns = started.elapsed().as_nanos() as u64;
         stats.update(main_entity.id(), |s| {
@@ -327,6 +363,7 @@ pub fn prepare_splat_views(
                 timestamps,
                 frame: Some(frame),
                 main_entity: main_entity.id(),
+                picks,
             },
         );
         live.push(main_entity.id());

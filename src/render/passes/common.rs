@@ -321,6 +321,72 @@ impl FullscreenTexturePass {
     }
 }
 
+/// A compute pass that reads the view's opaque depth (as `SCENE_DEPTH_TEXTURE` in its
+/// WGSL), compiled twice: for a single-sampled and for a multisampled depth buffer.
+pub struct SceneDepthVariants {
+    single: (BindGroupLayout, ComputePipeline),
+    multisampled: (BindGroupLayout, ComputePipeline),
+}
+
+impl SceneDepthVariants {
+    /// `entries` are the layout's other bindings; the depth texture is `depth_binding`.
+    pub fn new(
+        device: &Device,
+        label: &str,
+        entries: &[BindGroupLayoutEntry],
+        depth_binding: u32,
+        source: &str,
+        entry_point: &str,
+    ) -> Self {
+        let variant = |multisampled: bool| {
+            let (label, depth_type) = if multisampled {
+                (
+                    format!("{label} (msaa depth)"),
+                    "texture_depth_multisampled_2d",
+                )
+            } else {
+                (label.to_owned(), "texture_depth_2d")
+            };
+            let mut entries = entries.to_vec();
+            entries.push(BindGroupLayoutEntry {
+                binding: depth_binding,
+                visibility: ShaderStages::COMPUTE,
+                ty: BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Depth,
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled,
+                },
+                count: None,
+            });
+            let layout = layout(device, &label, &entries);
+            let source = source.replace("SCENE_DEPTH_TEXTURE", depth_type);
+            let module = shader_module(device, &label, &source);
+            let pipeline = compute_pipeline(device, &label, &layout, &module, entry_point);
+            (layout, pipeline)
+        };
+        Self {
+            single: variant(false),
+            multisampled: variant(true),
+        }
+    }
+
+    fn variant(&self, multisampled: bool) -> &(BindGroupLayout, ComputePipeline) {
+        if multisampled {
+            &self.multisampled
+        } else {
+            &self.single
+        }
+    }
+
+    pub fn layout(&self, multisampled: bool) -> &BindGroupLayout {
+        &self.variant(multisampled).0
+    }
+
+    pub fn pipeline(&self, multisampled: bool) -> &ComputePipeline {
+        &self.variant(multisampled).1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,10 @@ const TILE_SIZE: u32 = 16u;
 const GRID_WIDTH: u32 = 65535u * 256u;
 // No pixel is drawn where a splat's alpha is below this (the reference's cut-off).
 const ALPHA_MIN: f32 = 1.0 / 255.0;
+// The reference caps α below 1 so transmittance never hits zero in one step.
+const ALPHA_MAX: f32 = 0.999;
+// A splat that would take transmittance to this or below is not blended; the pixel ends.
+const T_MIN: f32 = 1e-4;
 
 struct SplatView {
     // Camera space here is OpenCV-like: x right, y down, z forward (t > 0 in front).
@@ -92,4 +96,23 @@ fn last_row(s: ProjectedSplat) -> u32 {
 // The linear index of a thread of an indirect grid written by `indirect.wgsl`.
 fn linear_thread(gid: vec3<u32>) -> u32 {
     return gid.x + gid.y * GRID_WIDTH;
+}
+
+// A splat's α at a pixel `d` = (splat centre − pixel centre) away, by the reference's
+// rules; 0 where the pixel lies outside its α ≥ 1/255 ellipse. `conic` is (a, b, c,
+// ln(255·opacity)). The tile render and the pick share it, so what is picked is what
+// is drawn.
+fn footprint_alpha(conic: vec4<f32>, opacity: f32, d: vec2<f32>) -> f32 {
+    let power = 0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) + conic.y * d.x * d.y;
+    // Beyond ln(255·opacity) the α is under 1/255: skip its exp.
+    if power < 0.0 || power > conic.w {
+        return 0.0;
+    }
+    return min(ALPHA_MAX, opacity * exp(-power));
+}
+
+// The value the depth buffer would hold for a point at view distance t, given the
+// view's `depth_from_distance`.
+fn buffer_depth(m: vec4<f32>, t: f32) -> f32 {
+    return (m.x * t + m.y) / (m.z * t + m.w);
 }

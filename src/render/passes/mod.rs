@@ -11,7 +11,9 @@
 //! 6. tile sort: a stable [`radix_sort`] of the pairs by tile;
 //! 7. [`tile_range`]: each tile's run of pairs, and [`tile_order`]: the busiest tiles
 //!    first;
-//! 8. [`tile_render`]: blend each tile's splats front to back into the splat layer;
+//! 8. [`tile_render`]: blend each tile's splats front to back into the splat layer,
+//!    and for a view with pointers over it, [`pick`]: the same blend at each pointer
+//!    pixel, up to the splat where the transmittance falls to 0.5;
 //!
 //! and once per view, [`composite`]: the layer over the camera's image, then, for a
 //! camera with `SplatDepth`, [`depth_write`]: the splats' median depth into its depth
@@ -27,6 +29,7 @@ pub(crate) mod depth_sort;
 pub(crate) mod depth_write;
 pub(crate) mod duplicate;
 pub(crate) mod indirect;
+pub(crate) mod pick;
 pub(crate) mod preprocess;
 pub mod radix_sort;
 pub mod scan;
@@ -51,6 +54,7 @@ pub struct SplatPipelines {
     pub(crate) tile_range: tile_range::TileRangePass,
     pub(crate) tile_order: tile_order::TileOrderPass,
     pub(crate) tile_render: tile_render::TileRenderPass,
+    pub(crate) pick: pick::PickPass,
     pub(crate) composite: composite::CompositePass,
     pub(crate) depth_write: depth_write::DepthWritePass,
 }
@@ -68,6 +72,7 @@ impl SplatPipelines {
             tile_range: tile_range::TileRangePass::new(device),
             tile_order: tile_order::TileOrderPass::new(device),
             tile_render: tile_render::TileRenderPass::new(device),
+            pick: pick::PickPass::new(device),
             composite: composite::CompositePass::new(device),
             depth_write: depth_write::DepthWritePass::new(device),
         }

@@ -64,6 +64,9 @@ pub struct ChunkParams {
     pub sh_words: u32,
     /// 1 when the words hold pairs of f16, 0 when each is one f32.
     pub sh_half: u32,
+    /// The chunk's first splat in its asset.
+    pub first_splat: u32,
+    pub _pad: [u32; 3],
 }
 
 /// Bytes of one projected splat (`ProjectedSplat` in `common.wgsl`).
@@ -92,6 +95,7 @@ impl PreprocessPass {
                 storage(6, true),
                 storage(7, false),
                 storage(8, false),
+                storage(9, false),
             ],
         );
         let source = format!(
@@ -116,6 +120,7 @@ impl PreprocessPass {
         instances: &Buffer,
         depth_keys: &Buffer,
         depth_slots: &Buffer,
+        sources: &Buffer,
     ) -> BindGroup {
         bind_group(
             device,
@@ -131,6 +136,7 @@ impl PreprocessPass {
                 instances.as_entire_binding(),
                 depth_keys.as_entire_binding(),
                 depth_slots.as_entire_binding(),
+                sources.as_entire_binding(),
             ],
         )
     }

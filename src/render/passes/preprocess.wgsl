@@ -3,7 +3,8 @@
 // barrier between every two clouds). Projects the splat into the view,
 // culls it, evaluates its colour and counts the tiles it touches. Visible splats are
 // appended (compacted) to `projected`; their depth and tile count (as a sort key) and
-// their slot go to `depth_keys`/`depth_slots` for the depth sort.
+// their slot go to `depth_keys`/`depth_slots` for the depth sort; for a view that
+// picks, where each came from goes to `sources`.
 
 struct SplatGeometry {
     position: vec3<f32>,
@@ -58,6 +59,8 @@ struct ChunkParams {
     // Words of `sh` per splat, and whether they hold pairs of f16 (else one f32 each).
     sh_words: u32,
     sh_half: u32,
+    // The chunk's first splat in its asset: what a pick reports is the asset's index.
+    first_splat: u32,
 }
 
 @group(0) @binding(0) var<uniform> view: SplatView;
@@ -71,6 +74,9 @@ struct ChunkParams {
 // y: the tile count, carried along so that it comes out in depth order.
 @group(0) @binding(7) var<storage, read_write> depth_keys: array<vec2<u32>>;
 @group(0) @binding(8) var<storage, read_write> depth_slots: array<u32>;
+// For pointer picking: each projected splat's instance and index in its asset. A
+// one-element stand-in when the view picks nothing.
+@group(0) @binding(9) var<storage, read_write> sources: array<vec2<u32>>;
 
 // `SplatCrop`: inside some keep volume (when there are any) and inside no cut volume.
 // Reads the instance's volumes in place: copying the whole instance (448 bytes) into
@@ -315,5 +321,8 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         let key_depth = select(splat.depth, splat.depth - view.near, orthographic);
         depth_keys[slot] = vec2<u32>(bitcast<u32>(key_depth), tiles);
         depth_slots[slot] = slot;
+        if slot < arrayLength(&sources) {
+            sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
+        }
     }
 }

@@ -3,12 +3,11 @@
 
 use bevy::math::UVec2;
 use wgpu::{
-    BindGroup, BindGroupLayout, BindingType, Buffer, ComputePass, ComputePipeline, Device,
-    ShaderStages, StorageTextureAccess, TextureFormat, TextureSampleType, TextureView,
-    TextureViewDimension,
+    BindGroup, BindingType, Buffer, ComputePass, Device, ShaderStages, StorageTextureAccess,
+    TextureFormat, TextureView, TextureViewDimension,
 };
 
-use super::common::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::common::{SceneDepthVariants, bind_group, storage, uniform};
 
 /// Pixels on a side of a tile (`TILE_SIZE` in `common.wgsl`).
 pub const TILE_SIZE: u32 = 16;
@@ -29,90 +28,41 @@ pub const SPLAT_LAYER_FORMAT: TextureFormat = TextureFormat::Rgba32Float;
 /// splat where each pixel's transmittance first falls to 0.5.
 pub const MEDIAN_DEPTH_FORMAT: TextureFormat = TextureFormat::R32Float;
 
-/// The tile render compiled for a single-sampled and for a multisampled depth buffer.
+/// The tile render, compiled for a single-sampled and for a multisampled depth buffer.
 pub struct TileRenderPass {
-    single: Variant,
-    multisampled: Variant,
-}
-
-struct Variant {
-    layout: BindGroupLayout,
-    pipeline: ComputePipeline,
-}
-
-impl Variant {
-    fn new(device: &Device, multisampled: bool) -> Self {
-        let label = if multisampled {
-            "splat tile render (msaa depth)"
-        } else {
-            "splat tile render"
-        };
-        let depth_type = if multisampled {
-            "texture_depth_multisampled_2d"
-        } else {
-            "texture_depth_2d"
-        };
-        let layout = layout(
-            device,
-            label,
-            &[
-                uniform(0, false),
-                storage(1, true),
-                storage(2, true),
-                storage(3, true),
-                storage(6, true),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 4,
-                    visibility: ShaderStages::COMPUTE,
-                    ty: BindingType::Texture {
-                        sample_type: TextureSampleType::Depth,
-                        view_dimension: TextureViewDimension::D2,
-                        multisampled,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 5,
-                    visibility: ShaderStages::COMPUTE,
-                    ty: BindingType::StorageTexture {
-                        access: StorageTextureAccess::WriteOnly,
-                        format: SPLAT_LAYER_FORMAT,
-                        view_dimension: TextureViewDimension::D2,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 7,
-                    visibility: ShaderStages::COMPUTE,
-                    ty: BindingType::StorageTexture {
-                        access: StorageTextureAccess::WriteOnly,
-                        format: MEDIAN_DEPTH_FORMAT,
-                        view_dimension: TextureViewDimension::D2,
-                    },
-                    count: None,
-                },
-            ],
-        );
-        let source = include_str!("tile_render.wgsl").replace("SCENE_DEPTH_TEXTURE", depth_type);
-        let module = shader_module(device, label, &source);
-        let pipeline = compute_pipeline(device, label, &layout, &module, "tile_render");
-        Self { layout, pipeline }
-    }
+    variants: SceneDepthVariants,
 }
 
 impl TileRenderPass {
     pub fn new(device: &Device) -> Self {
+        let write_only = |binding, format| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: ShaderStages::COMPUTE,
+            ty: BindingType::StorageTexture {
+                access: StorageTextureAccess::WriteOnly,
+                format,
+                view_dimension: TextureViewDimension::D2,
+            },
+            count: None,
+        };
+        let entries = [
+            uniform(0, false),
+            storage(1, true),
+            storage(2, true),
+            storage(3, true),
+            storage(6, true),
+            write_only(5, SPLAT_LAYER_FORMAT),
+            write_only(7, MEDIAN_DEPTH_FORMAT),
+        ];
         Self {
-            single: Variant::new(device, false),
-            multisampled: Variant::new(device, true),
-        }
-    }
-
-    fn variant(&self, multisampled: bool) -> &Variant {
-        if multisampled {
-            &self.multisampled
-        } else {
-            &self.single
+            variants: SceneDepthVariants::new(
+                device,
+                "splat tile render",
+                &entries,
+                4,
+                include_str!("tile_render.wgsl"),
+                "tile_render",
+            ),
         }
     }
 
@@ -132,7 +82,7 @@ impl TileRenderPass {
         bind_group(
             device,
             "splat tile render",
-            &self.variant(multisampled_depth).layout,
+            self.variants.layout(multisampled_depth),
             &[
                 view_uniform.as_entire_binding(),
                 projected.as_entire_binding(),
@@ -154,7 +104,7 @@ impl TileRenderPass {
         multisampled_depth: bool,
         tiles: (u32, u32),
     ) {
-        pass.set_pipeline(&self.variant(multisampled_depth).pipeline);
+        pass.set_pipeline(self.variants.pipeline(multisampled_depth));
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups(tiles.0, tiles.1, 1);
     }

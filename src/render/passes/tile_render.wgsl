@@ -18,22 +18,12 @@
 @group(0) @binding(7) var median_depth: texture_storage_2d<r32float, write>;
 
 const BATCH: u32 = 256u;
-// The reference caps α below 1 so transmittance never hits zero in one step.
-const ALPHA_MAX: f32 = 0.999;
-// A splat that would take transmittance to this or below is not blended; the pixel ends.
-const T_MIN: f32 = 1e-4;
 
 var<workgroup> batch_position: array<vec4<f32>, BATCH>; // x, y, depth in the depth buffer's terms, opacity
 var<workgroup> batch_conic: array<vec4<f32>, BATCH>;    // a, b, c, ln(255·opacity)
 var<workgroup> batch_colour: array<vec4<f32>, BATCH>;   // r, g, b, unused
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
-
-// The value the depth buffer would hold for a point at view distance t.
-fn buffer_depth(t: f32) -> f32 {
-    let m = view.depth_from_distance;
-    return (m.x * t + m.y) / (m.z * t + m.w);
-}
 
 @compute @workgroup_size(16, 16)
 fn tile_render(
@@ -79,7 +69,7 @@ fn tile_render(
         let fetch = start + thread;
         if fetch < range.y {
             let s = projected[sorted_splats[fetch]];
-            batch_position[thread] = vec4<f32>(s.x, s.y, buffer_depth(s.depth), s.opacity);
+            batch_position[thread] = vec4<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth), s.opacity);
             batch_conic[thread] = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.5 * s.extent);
             batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, 0.0);
         }
@@ -93,14 +83,7 @@ fn tile_render(
                     done = true;
                     break;
                 }
-                let conic = batch_conic[j];
-                let d = p.xy - centre;
-                let power = 0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) + conic.y * d.x * d.y;
-                // Beyond ln(255·opacity) the α below is under 1/255: skip its exp.
-                if power < 0.0 || power > conic.w {
-                    continue;
-                }
-                let alpha = min(ALPHA_MAX, p.w * exp(-power));
+                let alpha = footprint_alpha(batch_conic[j], p.w, p.xy - centre);
                 if alpha < ALPHA_MIN {
                     continue;
                 }

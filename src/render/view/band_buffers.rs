@@ -36,6 +36,9 @@ pub struct BandCapacity {
     pub tiles: UVec2,
     /// The tile rows this band draws.
     pub rows: Range<u32>,
+    /// Whether the band records where each projected splat came from (a view that
+    /// picks): 8 more bytes per splat.
+    pub sources: bool,
 }
 
 impl BandCapacity {
@@ -52,6 +55,7 @@ impl BandCapacity {
             && self.instances >= need.instances
             && self.tiles == need.tiles
             && self.rows == need.rows
+            && self.sources == need.sources
     }
 }
 
@@ -61,6 +65,9 @@ pub struct BandBuffers {
     pub chunk_params: Buffer,
     pub instances: Buffer,
     pub projected: Buffer,
+    /// Each projected splat's instance and asset index, for picks (see
+    /// `BandCapacity::sources`); one element otherwise.
+    pub sources: Buffer,
     /// The tile counts in depth order, scanned in place into first pair slots.
     pub tile_offsets: Buffer,
     pub counters: Buffer,
@@ -113,6 +120,12 @@ impl BandBuffers {
             device,
             "splat projected",
             splats * PROJECTED_SPLAT_BYTES,
+            storage,
+        );
+        let sources = buffer(
+            device,
+            "splat sources",
+            if capacity.sources { splats * 8 } else { 8 },
             storage,
         );
         let tile_offsets = buffer(device, "splat tile offsets", splats * 4, storage);
@@ -169,6 +182,7 @@ impl BandBuffers {
             &chunk_params,
             &instances,
             &projected,
+            &sources,
             &tile_offsets,
             &counters,
             &capacities,
@@ -189,6 +203,7 @@ impl BandBuffers {
             chunk_params,
             instances,
             projected,
+            sources,
             tile_offsets,
             counters,
             capacities,
@@ -243,6 +258,8 @@ impl BandBuffers {
                 instance_count: dispatch.instance_count,
                 sh_words: dispatch.splats.sh_words,
                 sh_half: u32::from(dispatch.splats.sh_half),
+                first_splat: dispatch.chunk.first,
+                _pad: [0; 3],
             };
             let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
             queue.write_buffer(&self.chunk_params, offset, bytemuck::bytes_of(&params));

@@ -5,6 +5,7 @@ use wgpu::{BindGroup, Device, RenderPipeline, TextureView};
 
 use super::band_buffers::BandBuffers;
 use super::dispatch::Dispatch;
+use super::picks::{PickTicket, ViewPicks};
 use super::splat_layer::SplatLayer;
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
@@ -22,6 +23,8 @@ pub struct SplatFrame {
     pub composite: BindGroup,
     /// For a camera with `SplatDepth`: the depth write's pipeline and bind group.
     pub depth_write: Option<(RenderPipeline, BindGroup)>,
+    /// For a camera with pointers over it: what the picks of this frame answer.
+    pub pick: Option<PickTicket>,
 }
 
 /// The bind groups of one band's passes.
@@ -37,6 +40,8 @@ pub struct BandFrame {
     pub tile_range: BindGroup,
     pub tile_order: BindGroup,
     pub tile_render: BindGroup,
+    /// The pick pass over this band's tiles, when the view picks this frame.
+    pub pick: Option<BindGroup>,
     /// The tile render's grid: every tile column, the band's tile rows.
     pub tiles: UVec2,
 }
@@ -57,6 +62,7 @@ pub fn band_frame(
     scene_depth: &TextureView,
     multisampled_depth: bool,
     layer: &SplatLayer,
+    picks: Option<&ViewPicks>,
 ) -> BandFrame {
     let preprocess = dispatches
         .iter()
@@ -73,6 +79,7 @@ pub fn band_frame(
                 &band.instances,
                 &band.depth_sort.keys[0],
                 &band.depth_sort.values[0],
+                &band.sources,
             );
             let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
             (bind_group, offset as u32, dispatch.threads())
@@ -104,6 +111,20 @@ pub fn band_frame(
         &band.tile_order.values[tiles_sorted],
         &layer.median_depth,
     );
+    let pick = picks.map(|picks| {
+        pipelines.pick.bind_group(
+            device,
+            &band.view_uniform,
+            picks.pixels(),
+            &band.projected,
+            &band.sources,
+            &band.ranges,
+            &sort.values[pairs_sorted],
+            (scene_depth, multisampled_depth),
+            &picks.hits,
+            &picks.pickable,
+        )
+    });
     BandFrame {
         preprocess,
         indirect: pipelines
@@ -135,6 +156,7 @@ pub fn band_frame(
             &band.tile_order.values[0],
         ),
         tile_render,
+        pick,
         tiles: capacity.band_tiles(),
     }
 }

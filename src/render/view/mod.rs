@@ -10,6 +10,8 @@
 //! - [`dispatch`] and [`frame`]: every bind group of one frame, built in prepare and
 //!   recorded by the node;
 //! - [`readback`]: the bands' counters, read back a frame late;
+//! - [`picks`]: the pointer pixels a view is asked about and the GPU's answers, read
+//!   back the same way;
 //! - [`timestamps`]: each stage's GPU time, from timestamps at its pass's ends;
 //! - [`stats`]: those counts and times, shared with the main world.
 
@@ -17,6 +19,7 @@ pub mod band_buffers;
 pub mod bands;
 pub mod dispatch;
 pub mod frame;
+pub mod picks;
 pub mod readback;
 pub mod sizing;
 pub mod splat_layer;

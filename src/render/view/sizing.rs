@@ -19,6 +19,8 @@ pub struct ViewNeed {
     pub chunks: u32,
     pub instances: u32,
     pub tiles: UVec2,
+    /// The view picks: its bands record each projected splat's source.
+    pub sources: bool,
 }
 
 /// The capacities of every band for this frame. Uses the GPU's latest report on the
@@ -86,6 +88,7 @@ pub fn plan_bands(
             instances: need.instances,
             tiles: need.tiles,
             rows: band.rows,
+            sources: need.sources,
         })
         .collect()
 }

@@ -1,0 +1,184 @@
+//! The picking backend: each frame it asks the GPU about every pointer over a camera
+//! (a `SplatPickRequest` on the camera) and turns the latest answer into
+//! `PointerHits`.
+
+use std::collections::{HashMap, VecDeque};
+
+use bevy::camera::Camera;
+use bevy::ecs::prelude::*;
+use bevy::math::{Ray3d, UVec2, Vec2};
+use bevy::picking::Pickable;
+use bevy::picking::backend::ray::{RayId, RayMap};
+use bevy::picking::backend::{HitData, PointerHits};
+use bevy::picking::pointer::PointerId;
+use bevy::transform::components::GlobalTransform;
+
+use super::hit::SplatHit;
+use super::settings::{SplatPickingCamera, SplatPickingSettings};
+use crate::cloud::GaussianCloud;
+use crate::render::{GpuPick, MAX_PICKS, PickAnswer, SplatPickAnswers, SplatPickRequest};
+
+/// Requests kept per camera while their answers are on the way (answers come back a
+/// frame or two late; older ones are dropped).
+const REQUESTS_KEPT: usize = 8;
+
+/// One request as sent: which pointer each pixel belongs to, and its ray then.
+struct SentRequest {
+    id: u64,
+    pointers: Vec<(PointerId, Ray3d)>,
+}
+
+/// A camera's requests in flight and the hits of its latest answer.
+#[derive(Default)]
+struct CameraPicks {
+    sent: VecDeque<SentRequest>,
+    latest: Vec<(PointerId, SplatHit)>,
+}
+
+#[derive(Resource, Default)]
+pub(super) struct PickLedger {
+    next_id: u64,
+    cameras: HashMap<Entity, CameraPicks>,
+}
+
+/// The physical pixel of `camera`'s viewport that `ray` (one of the `RayMap`'s) goes
+/// through: found from the ray itself, so rays that other code adds to the map (a
+/// render-to-texture indirection) pick too.
+fn viewport_pixel(camera: &Camera, transform: &GlobalTransform, ray: Ray3d) -> Option<UVec2> {
+    // A point in front of the ray's origin (on the near plane for a perspective camera).
+    let ahead = ray.get_point(1.0);
+    let position = camera.world_to_viewport(transform, ahead).ok()?;
+    let rect = camera.logical_viewport_rect()?;
+    let scale = camera.target_scaling_factor().unwrap_or(1.0);
+    let pixel = ((position - rect.min) * scale).floor();
+    let size = camera.physical_viewport_size()?;
+    (pixel.cmpge(Vec2::ZERO).all() && pixel.x < size.x as f32 && pixel.y < size.y as f32)
+        .then(|| pixel.as_uvec2())
+}
+
+/// The point on `ray` at camera-space depth `view_depth` (distance along the camera's
+/// forward axis from its centre), and its distance from the ray's origin.
+fn point_at_depth(
+    ray: Ray3d,
+    camera: &GlobalTransform,
+    view_depth: f32,
+) -> Option<(f32, bevy::math::Vec3)> {
+    let forward = camera.forward();
+    let along = ray.direction.dot(*forward);
+    if along.abs() < 1e-6 {
+        return None;
+    }
+    let origin_depth = (ray.origin - camera.translation()).dot(*forward);
+    let distance = (view_depth - origin_depth) / along;
+    (distance.is_finite() && distance >= 0.0).then(|| (distance, ray.get_point(distance)))
+}
+
+impl CameraPicks {
+    /// Takes in an answer: each hit gets its pointer and the ray it was asked with.
+    fn receive(&mut self, answer: PickAnswer, camera: &GlobalTransform) {
+        while self.sent.front().is_some_and(|sent| sent.id < answer.id) {
+            self.sent.pop_front();
+        }
+        let Some(sent) = self.sent.front().filter(|sent| sent.id == answer.id) else {
+            return;
+        };
+        self.latest = sent
+            .pointers
+            .iter()
+            .zip(&answer.hits)
+            .filter_map(|(&(pointer, ray), hit)| {
+                let GpuPick {
+                    cloud,
+                    splat_index,
+                    view_depth,
+                } = (*hit)?;
+                let (distance, position) = point_at_depth(ray, camera, view_depth)?;
+                let hit = SplatHit {
+                    cloud,
+                    splat_index,
+                    position,
+                    distance,
+                    view_depth,
+                };
+                Some((pointer, hit))
+            })
+            .collect();
+    }
+}
+
+pub(super) fn splat_picking(
+    settings: Res<SplatPickingSettings>,
+    ray_map: Res<RayMap>,
+    answers: Res<SplatPickAnswers>,
+    mut ledger: ResMut<PickLedger>,
+    mut commands: Commands,
+    cameras: Query<(Entity, &Camera, &GlobalTransform, Has<SplatPickingCamera>)>,
+    clouds: Query<(Entity, Option<&Pickable>), With<GaussianCloud>>,
+    mut hits: MessageWriter<PointerHits>,
+) {
+    let ledger = &mut *ledger;
+    let hoverable = |pickable: Option<&Pickable>| pickable.is_none_or(|p| p.is_hoverable);
+    // Clouds that pointers pass through: the GPU composites the others without them.
+    let ignored: Vec<Entity> = clouds
+        .iter()
+        .filter(|(_, pickable)| !hoverable(*pickable))
+        .map(|(cloud, _)| cloud)
+        .collect();
+    let mut live = Vec::new();
+    for (entity, camera, transform, marked) in &cameras {
+        if !camera.is_active || (settings.require_markers && !marked) {
+            continue;
+        }
+        live.push(entity);
+        let picks = ledger.cameras.entry(entity).or_default();
+        if let Some(answer) = answers.take(entity) {
+            picks.receive(answer, transform);
+        }
+
+        // This frame's question: every pointer ray through the camera's viewport.
+        let mut asked = Vec::new();
+        let mut pixels = Vec::new();
+        for (id, &ray) in ray_map.iter() {
+            if id.camera != entity || pixels.len() == MAX_PICKS {
+                continue;
+            }
+            if let Some(pixel) = viewport_pixel(camera, transform, ray) {
+                asked.push((id.pointer, ray));
+                pixels.push(pixel);
+            }
+        }
+        ledger.next_id += 1;
+        let id = ledger.next_id;
+        picks.sent.push_back(SentRequest {
+            id,
+            pointers: asked,
+        });
+        while picks.sent.len() > REQUESTS_KEPT {
+            picks.sent.pop_front();
+        }
+        commands.entity(entity).insert(SplatPickRequest {
+            id,
+            pixels,
+            ignored: ignored.clone(),
+        });
+
+        // The latest answer, for the pointers still over this camera.
+        let order = camera.order as f32;
+        for (pointer, hit) in &picks.latest {
+            if !ray_map.map.contains_key(&RayId::new(entity, *pointer)) {
+                continue;
+            }
+            // The answer is a frame or two old: the cloud may be gone or ignored now.
+            if !clouds
+                .get(hit.cloud)
+                .is_ok_and(|(_, pickable)| hoverable(pickable))
+            {
+                continue;
+            }
+            let data =
+                HitData::new_with_extra(entity, hit.distance, Some(hit.position), None, *hit);
+            hits.write(PointerHits::new(*pointer, vec![(hit.cloud, data)], order));
+        }
+    }
+    ledger.cameras.retain(|camera, _| live.contains(camera));
+}

@@ -1,0 +1,90 @@
+//! pick: for each pointer pixel, the splat where the tile render's front-to-back
+//! transmittance first falls to 0.5 (the hit) and its depth, from the band's own
+//! sorted tile data.
+
+use wgpu::{BindGroup, Buffer, ComputePass, Device, TextureView};
+
+use super::common::{SceneDepthVariants, bind_group, storage, uniform};
+
+/// Pointer pixels one view picks per frame.
+pub const MAX_PICKS: usize = 16;
+
+/// Bytes of one `PickHit` (see `pick.wgsl`): found, instance, splat, depth.
+pub const PICK_HIT_BYTES: u64 = 16;
+
+pub struct PickPass {
+    variants: SceneDepthVariants,
+}
+
+impl PickPass {
+    pub fn new(device: &Device) -> Self {
+        let entries = [
+            uniform(0, false),
+            storage(1, true),
+            storage(2, true),
+            storage(3, true),
+            storage(4, true),
+            storage(5, true),
+            storage(7, false),
+            storage(8, true),
+        ];
+        Self {
+            variants: SceneDepthVariants::new(
+                device,
+                "splat pick",
+                &entries,
+                6,
+                include_str!("pick.wgsl"),
+                "pick",
+            ),
+        }
+    }
+
+    /// Binds one band's tile data to the view's pick pixels and hits.
+    pub fn bind_group(
+        &self,
+        device: &Device,
+        view_uniform: &Buffer,
+        pixels: &Buffer,
+        projected: &Buffer,
+        sources: &Buffer,
+        ranges: &Buffer,
+        sorted_values: &Buffer,
+        (scene_depth, multisampled_depth): (&TextureView, bool),
+        hits: &Buffer,
+        pickable: &Buffer,
+    ) -> BindGroup {
+        bind_group(
+            device,
+            "splat pick",
+            self.variants.layout(multisampled_depth),
+            &[
+                view_uniform.as_entire_binding(),
+                pixels.as_entire_binding(),
+                projected.as_entire_binding(),
+                sources.as_entire_binding(),
+                ranges.as_entire_binding(),
+                sorted_values.as_entire_binding(),
+                wgpu::BindingResource::TextureView(scene_depth),
+                hits.as_entire_binding(),
+                pickable.as_entire_binding(),
+            ],
+        )
+    }
+
+    /// One workgroup per pixel; pixels outside the band leave their hit untouched.
+    pub fn encode(
+        &self,
+        pass: &mut ComputePass<'_>,
+        bind_group: &BindGroup,
+        multisampled_depth: bool,
+        pixels: u32,
+    ) {
+        if pixels == 0 {
+            return;
+        }
+        pass.set_pipeline(self.variants.pipeline(multisampled_depth));
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(pixels, 1, 1);
+    }
+}
