@@ -22,9 +22,10 @@ use bevy_splat::{
 const FADE_SECONDS: f32 = 1.0;
 /// Colour multiplier while a pointer is over the angel.
 const HIGHLIGHT: Vec3 = Vec3::new(1.35, 1.15, 0.7);
-/// The plinth the statue stands on, in the scan's own frame: the crop box cuts it.
-const PLINTH_CENTRE: Vec3 = Vec3::new(0.0, -0.8, 0.0);
-const PLINTH_HALF_SIZE: Vec3 = Vec3::new(1.5, 0.3, 1.5);
+/// The plinth the statue stands on, in the scan's own frame (y from −1.75 to its top
+/// at 0.03; the statue's round base starts above it): the crop box cuts it.
+const PLINTH_CENTRE: Vec3 = Vec3::new(0.0, -0.905, -0.025);
+const PLINTH_HALF_SIZE: Vec3 = Vec3::new(0.85, 0.945, 0.7);
 
 /// The angel's look: how far it has faded in, and whether a pointer is over it.
 #[derive(Component, Default)]
@@ -85,7 +86,7 @@ fn setup(
         .spawn((
             Mesh3d(meshes.add(Cuboid::new(0.5, 0.5, 0.5))),
             MeshMaterial3d(materials.add(Color::srgb(0.85, 0.35, 0.2))),
-            Transform::from_xyz(1.1, -0.2, 0.4),
+            Transform::from_xyz(1.3, 0.35, 0.3),
         ))
         .observe(|click: On<Pointer<Click>>| {
             println!("click on the cube at {:?}", click.hit.position);
@@ -100,7 +101,7 @@ fn setup(
     commands.spawn((
         Camera3d::default(),
         Tonemapping::None,
-        Transform::from_xyz(0.6, 0.9, 3.6).looking_at(Vec3::new(0.2, 0.2, 0.0), Vec3::Y),
+        Transform::from_xyz(0.9, 1.2, 5.2).looking_at(Vec3::new(0.2, 0.2, 0.0), Vec3::Y),
         PanOrbitCamera {
             focus: Vec3::new(0.2, 0.2, 0.0),
             ..default()
@@ -138,14 +139,16 @@ fn on_click(
         text.0 = message;
     }
     commands.spawn((
-        Mesh3d(meshes.add(Sphere::new(0.025))),
+        Mesh3d(meshes.add(Sphere::new(0.03))),
+        // Drawn in the transparent pass: an opaque marker would hide the splats under
+        // the pointer, from the eye and so from picks (they stop at the opaque depth).
         MeshMaterial3d(materials.add(StandardMaterial {
-            base_color: Color::srgb(0.2, 0.9, 0.4),
+            base_color: Color::srgba(0.2, 0.9, 0.4, 0.9),
+            alpha_mode: AlphaMode::Blend,
             unlit: true,
             ..default()
         })),
         Transform::from_translation(hit.position),
-        // The marker must not hide the surface it marks from the next click.
         bevy::picking::Pickable::IGNORE,
     ));
 }
