@@ -37,4 +37,14 @@ for k in ${SH3_GRIDS:-}; do
         cp /tmp/gsplat_sh3.json $OUT/gsplat_sh3_K$k.json 2>/dev/null
     fi
 done
+# PICK_GRIDS: the angel grid at these K again, picking 16 pointer pixels every frame.
+for k in ${PICK_GRIDS:-}; do
+    /tmp/bench --angel-grid $k --pick 16 --frames ${FRAMES:-200} --warmup 30 \
+        --json $OUT/ours_K${k}_pick.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+done
+# WHOLE_FRAME_GRIDS: the whole frame (wall time per App::update) at these K.
+for k in ${WHOLE_FRAME_GRIDS:-}; do
+    /tmp/bench --angel-grid $k --whole-frame --frames ${FRAMES:-200} --warmup 30 \
+        --json $OUT/ours_K${k}_frame.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+done
 ls -la $OUT

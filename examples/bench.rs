@@ -8,7 +8,7 @@
 //!     [--json out.json] [--png out.png] [--max-binding-mib N]
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
-//! ... [--whole-frame]
+//! ... [--whole-frame] [--pick N]
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -30,6 +30,10 @@
 //! `App::update` followed by waiting for the GPU to finish what it was given (CPU and
 //! GPU together, pipelined rendering as Bevy does it, no surface to present to), and
 //! the CPU time of the plugin's own prepare and pass recording per frame.
+//!
+//! `--pick N` makes the camera pick N pointer pixels every frame, as
+//! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
+//! render, and the preprocess records each splat's source.
 
 #[path = "render/headless.rs"]
 mod headless;
@@ -71,6 +75,8 @@ struct Args {
     png: Option<PathBuf>,
     /// Storage bindings of at most this many MiB: a smaller device's limits.
     max_binding_mib: Option<u32>,
+    /// Pointer pixels the camera picks every frame (the GPU pick's cost).
+    pick: usize,
 }
 
 fn parse_vec3(text: &str) -> Result<Vec3, String> {
@@ -105,6 +111,7 @@ fn parse_args() -> Result<Args, String> {
         json: None,
         png: None,
         max_binding_mib: None,
+        pick: 0,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -140,6 +147,7 @@ fn parse_args() -> Result<Args, String> {
             "--json" => args.json = Some(value()?.into()),
             "--png" => args.png = Some(value()?.into()),
             "--max-binding-mib" => args.max_binding_mib = Some(number(value()?)?),
+            "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -392,6 +400,23 @@ fn run() -> Result<(), String> {
         )
     };
     let camera = headless.spawn_camera(camera_transform, projection, size, None);
+    if args.pick > 0 {
+        // What `SplatPickingPlugin` asks for a pointer over each pixel: a diagonal
+        // through the image, every frame.
+        let pixels = (0..args.pick)
+            .map(|i| {
+                let t = (i as f32 + 0.5) / args.pick as f32;
+                (size.as_vec2() * Vec2::new(t, 0.25 + 0.5 * t)).as_uvec2()
+            })
+            .collect();
+        headless.app.world_mut().entity_mut(camera.entity).insert(
+            bevy_splat::render::SplatPickRequest {
+                id: 0,
+                pixels,
+                ignored: Vec::new(),
+            },
+        );
+    }
 
     // Warm up until the view's buffers have settled (no frame missing pairs).
     headless.render(std::slice::from_ref(&camera))?;

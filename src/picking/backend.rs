@@ -182,3 +182,30 @@ pub(super) fn splat_picking(
     }
     ledger.cameras.retain(|camera, _| live.contains(camera));
 }
+
+#[cfg(test)]
+mod tests {
+    use bevy::math::{Dir3, Vec3};
+    use bevy::transform::components::Transform;
+
+    use super::*;
+
+    #[test]
+    fn the_point_at_a_view_depth_lies_on_the_ray() {
+        // A camera at (0, 0, 5) looking down −Z; a ray from its near plane, tilted.
+        let camera = GlobalTransform::from(Transform::from_xyz(0.0, 0.0, 5.0));
+        let direction = Dir3::new(Vec3::new(0.3, 0.0, -1.0)).expect("a direction");
+        let ray = Ray3d::new(Vec3::new(0.03, 0.0, 4.9), direction);
+        let (distance, point) = point_at_depth(ray, &camera, 2.0).expect("in front");
+        assert!((point.z - 3.0).abs() < 1e-5, "{point}");
+        assert!((ray.get_point(distance) - point).length() < 1e-5);
+        // Behind the ray's origin, along a ray parallel to the image plane, or at a
+        // depth that is not a number: no point.
+        assert!(point_at_depth(ray, &camera, 0.05).is_none());
+        let sideways = Ray3d::new(Vec3::new(0.0, 0.0, 4.9), Dir3::X);
+        assert!(point_at_depth(sideways, &camera, 2.0).is_none());
+        assert!(point_at_depth(ray, &camera, f32::NAN).is_none());
+        let nowhere = Ray3d::new(Vec3::NAN, direction);
+        assert!(point_at_depth(nowhere, &camera, 2.0).is_none());
+    }
+}
