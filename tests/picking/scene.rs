@@ -225,3 +225,17 @@ fn a_click_reaches_the_cloud_with_its_surface_point() {
     assert_eq!(hit.position, position);
     assert!((hit.splat_index as usize) < 48 * 32);
 }
+
+#[test]
+fn an_empty_cloud_and_a_pointer_off_the_image_hit_nothing() {
+    let (mut headless, camera) = scene();
+    let empty = GaussianSplats::new(Vec::new(), Vec::new(), 0).expect("an empty cloud");
+    let empty = headless.add_splats(empty);
+    headless.spawn_cloud(empty, Transform::from_xyz(0.0, 0.0, -1.0));
+    let wall = spawn_wall(&mut headless, -4.0);
+    // The second pointer lies outside the camera's image: it casts no ray.
+    spawn_pointers(&mut headless, &camera, &[CENTRE, UVec2::new(500, 500)]);
+    settle(&mut headless, &camera, 2);
+    assert_eq!(splat_hit(&headless, 0).map(|h| h.cloud), Some(wall));
+    assert!(hovered(&headless, 1).is_empty());
+}

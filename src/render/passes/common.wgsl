@@ -98,16 +98,21 @@ fn linear_thread(gid: vec3<u32>) -> u32 {
     return gid.x + gid.y * GRID_WIDTH;
 }
 
-// A splat's α at a pixel `d` = (splat centre − pixel centre) away, by the reference's
-// rules; 0 where the pixel lies outside its α ≥ 1/255 ellipse. `conic` is (a, b, c,
-// ln(255·opacity)). The tile render and the pick share it, so what is picked is what
-// is drawn.
-fn footprint_alpha(conic: vec4<f32>, opacity: f32, d: vec2<f32>) -> f32 {
-    let power = 0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) + conic.y * d.x * d.y;
-    // Beyond ln(255·opacity) the α is under 1/255: skip its exp.
-    if power < 0.0 || power > conic.w {
-        return 0.0;
-    }
+// A splat's footprint at a pixel `d` = (splat centre − pixel centre) away, by the
+// reference's rules, in three steps so that callers keep the cheap test in their own
+// loop (an `exp` skipped is most of the tile render's saving): the exponent ½dᵀΣ⁻¹d,
+// whether the pixel lies outside the α ≥ 1/255 ellipse, and the α. `conic` is (a, b,
+// c, ln(255·opacity)). The tile render and the pick share them, so what is picked is
+// what is drawn.
+fn footprint_power(conic: vec4<f32>, d: vec2<f32>) -> f32 {
+    return 0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) + conic.y * d.x * d.y;
+}
+
+fn outside_footprint(conic: vec4<f32>, power: f32) -> bool {
+    return power < 0.0 || power > conic.w;
+}
+
+fn footprint_alpha(opacity: f32, power: f32) -> f32 {
     return min(ALPHA_MAX, opacity * exp(-power));
 }
 

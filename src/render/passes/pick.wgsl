@@ -1,8 +1,12 @@
-// pick: the surface under each pointer pixel. The pixel's tile is composited exactly
-// as the tile render does (same splats, same order, same α, stopping at the opaque
-// scene), up to the splat at which the transmittance first falls to 0.5: the hit, at
-// the median depth. One workgroup per pointer pixel: its threads evaluate a batch of
-// the tile's splats at the pixel, then one thread walks the batch in order.
+// pick: the surface under each pointer pixel. The pixel's tile is composited as the
+// tile render does (same splats, same order, same α, stopping at the opaque scene), up
+// to the splat at which the transmittance first falls to 0.5: the hit, at the median
+// depth. One workgroup per pointer pixel walks the tile's splats in batches of 256:
+// every thread evaluates one splat at the pixel, a prefix product over the batch gives
+// the transmittance after each, and the first to reach 0.5 is the hit. (A single
+// thread walking a dense tile in order took 0.4 ms on the H200.) The transmittance
+// before the splats that can cross 0.5 stays far above the tile render's 10⁻⁴ cut-off,
+// so that rule never decides a hit.
 
 struct PickHit {
     // 1 where the pixel's transmittance reached 0.5.
@@ -28,11 +32,17 @@ struct PickHit {
 @group(0) @binding(8) var<storage, read> pickable: array<u32>;
 
 const BATCH: u32 = 256u;
+const NONE: u32 = 0xffffffffu;
 
-var<workgroup> batch_alpha: array<f32, BATCH>;
-// In the depth buffer's terms, for the test against the opaque scene.
-var<workgroup> batch_depth: array<f32, BATCH>;
+// Per splat of the batch: 1 − α at the pixel, then (scanned in place) the product of
+// those up to and including it.
+var<workgroup> batch_product: array<f32, BATCH>;
 var<workgroup> batch_slot: array<u32, BATCH>;
+// The first splat of the batch behind the opaque scene, and the first that takes the
+// transmittance to 0.5.
+var<workgroup> first_behind: atomic<u32>;
+var<workgroup> first_crossing: atomic<u32>;
+var<workgroup> transmittance: f32;
 var<workgroup> finished: u32;
 
 @compute @workgroup_size(256)
@@ -52,63 +62,70 @@ fn pick(
     let scene = textureLoad(scene_depth, vec2<i32>(pixel + view.viewport_origin), 0);
 
     if thread == 0u {
+        transmittance = 1.0;
         finished = 0u;
     }
-    var transmittance = 1.0;
-    var hit = PickHit(0u, 0u, 0u, 0.0);
     let range = ranges[tile];
     for (var start = range.x; start < range.y; start += BATCH) {
         if workgroupUniformLoad(&finished) == 1u {
             break;
         }
+        if thread == 0u {
+            atomicStore(&first_behind, NONE);
+            atomicStore(&first_crossing, NONE);
+        }
         let fetch = start + thread;
-        var alpha = 0.0;
-        var depth = 0.0;
+        var keep = 1.0;
         if fetch < range.y {
             let slot = sorted_splats[fetch];
             let s = projected[slot];
-            depth = buffer_depth(view.depth_from_distance, s.depth);
+            // Reverse-Z: a splat below the scene's depth is behind the opaque meshes.
+            if buffer_depth(view.depth_from_distance, s.depth) < scene {
+                atomicMin(&first_behind, thread);
+            }
             let conic = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.5 * s.extent);
-            alpha = footprint_alpha(conic, s.opacity, vec2<f32>(s.x, s.y) - centre);
-            if pickable[sources[slot].x] == 0u {
-                alpha = 0.0;
+            let power = footprint_power(conic, vec2<f32>(s.x, s.y) - centre);
+            if !outside_footprint(conic, power) && pickable[sources[slot].x] == 1u {
+                let alpha = footprint_alpha(s.opacity, power);
+                if alpha >= ALPHA_MIN {
+                    keep = 1.0 - alpha;
+                }
             }
             batch_slot[thread] = slot;
         }
-        batch_alpha[thread] = alpha;
-        batch_depth[thread] = depth;
+        batch_product[thread] = keep;
         workgroupBarrier();
-
+        // Inclusive prefix product (Hillis–Steele), in place.
+        for (var offset = 1u; offset < BATCH; offset <<= 1u) {
+            var product = batch_product[thread];
+            if thread >= offset {
+                product *= batch_product[thread - offset];
+            }
+            workgroupBarrier();
+            batch_product[thread] = product;
+            workgroupBarrier();
+        }
+        let before = workgroupUniformLoad(&transmittance);
+        let count = min(BATCH, range.y - start);
+        // The products only fall, so the splats past 0.5 are a suffix of the batch.
+        if thread < count && before * batch_product[thread] <= 0.5 {
+            atomicMin(&first_crossing, thread);
+        }
+        workgroupBarrier();
         if thread == 0u {
-            let count = min(BATCH, range.y - start);
-            for (var j = 0u; j < count; j++) {
-                // Reverse-Z: a splat below the scene's depth is behind the opaque meshes.
-                if batch_depth[j] < scene {
-                    finished = 1u;
-                    break;
-                }
-                let a = batch_alpha[j];
-                if a < ALPHA_MIN {
-                    continue;
-                }
-                let next = transmittance * (1.0 - a);
-                if next <= T_MIN {
-                    finished = 1u;
-                    break;
-                }
-                if next <= 0.5 {
-                    let slot = batch_slot[j];
-                    let source = sources[slot];
-                    hit = PickHit(1u, source.x, source.y, projected[slot].depth);
-                    finished = 1u;
-                    break;
-                }
-                transmittance = next;
+            let behind = atomicLoad(&first_behind);
+            let crossing = atomicLoad(&first_crossing);
+            if crossing < behind && crossing != NONE {
+                let slot = batch_slot[crossing];
+                let source = sources[slot];
+                hits[group.x] = PickHit(1u, source.x, source.y, projected[slot].depth);
+                finished = 1u;
+            } else if behind != NONE {
+                finished = 1u;
+            } else {
+                transmittance = before * batch_product[count - 1u];
             }
         }
         workgroupBarrier();
-    }
-    if thread == 0u && hit.found == 1u {
-        hits[group.x] = hit;
     }
 }

@@ -83,7 +83,12 @@ fn tile_render(
                     done = true;
                     break;
                 }
-                let alpha = footprint_alpha(batch_conic[j], p.w, p.xy - centre);
+                let conic = batch_conic[j];
+                let power = footprint_power(conic, p.xy - centre);
+                if outside_footprint(conic, power) {
+                    continue;
+                }
+                let alpha = footprint_alpha(p.w, power);
                 if alpha < ALPHA_MIN {
                     continue;
                 }
