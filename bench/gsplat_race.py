@@ -111,8 +111,13 @@ def main():
                                  sh_degree=degree, packed=False)
 
         for _ in range(10):
-            image, _, _ = render()
+            image, _, meta = render()
         torch.cuda.synchronize()
+        # gsplat's own (splat, tile) pairs, to set beside ours: its intersection list.
+        pairs = int(meta["flatten_ids"].numel()) if "flatten_ids" in meta else None
+        radii = meta.get("radii")
+        visible = int((radii > 0).reshape(radii.shape[0], radii.shape[1], -1).all(-1).sum()) \
+            if radii is not None else None
         times = []
         for _ in range(args.runs):
             start = torch.cuda.Event(enable_timing=True)
@@ -125,8 +130,10 @@ def main():
         median = float(np.median(times))
         name = f"SH3_K{k}" if degree == 3 else f"K{k}"
         print(f"{name}: {len(means)} splats, gsplat median {median:.3f} ms "
-              f"(p10 {np.percentile(times, 10):.3f}, p90 {np.percentile(times, 90):.3f}, {args.runs} runs)")
+              f"(p10 {np.percentile(times, 10):.3f}, p90 {np.percentile(times, 90):.3f}, {args.runs} runs); "
+              f"visible {visible}, tile pairs {pairs}")
         results["scenes"][name] = {"splats": int(len(means)), "median_ms": median,
+                                      "visible": visible, "tile_pairs": pairs,
                                       "p10_ms": float(np.percentile(times, 10)),
                                       "p90_ms": float(np.percentile(times, 90))}
         pixels = (image[0].clamp(0, 1) * 255).round().to(torch.uint8).cpu().numpy()
