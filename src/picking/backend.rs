@@ -4,9 +4,10 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use bevy::asset::Assets;
 use bevy::camera::Camera;
 use bevy::ecs::prelude::*;
-use bevy::math::{Ray3d, UVec2, Vec2};
+use bevy::math::{Affine3A, Ray3d, UVec2, Vec2, Vec3};
 use bevy::picking::Pickable;
 use bevy::picking::backend::ray::{RayId, RayMap};
 use bevy::picking::backend::{HitData, PointerHits};
@@ -15,7 +16,11 @@ use bevy::transform::components::GlobalTransform;
 
 use super::hit::SplatHit;
 use super::settings::{SplatPickingCamera, SplatPickingSettings};
+use crate::asset::{GaussianSplats, SplatGeometry};
 use crate::cloud::GaussianCloud;
+use crate::raycast::bvh_cache::shape_of;
+use crate::raycast::cast::local_ray;
+use crate::raycast::{PreparedSplat, Ray};
 use crate::render::{GpuPick, MAX_PICKS, PickAnswer, SplatPickAnswers, SplatPickRequest};
 
 /// Requests kept per camera while their answers are on the way (answers come back a
@@ -58,11 +63,7 @@ fn viewport_pixel(camera: &Camera, transform: &GlobalTransform, ray: Ray3d) -> O
 
 /// The point on `ray` at camera-space depth `view_depth` (distance along the camera's
 /// forward axis from its centre), and its distance from the ray's origin.
-fn point_at_depth(
-    ray: Ray3d,
-    camera: &GlobalTransform,
-    view_depth: f32,
-) -> Option<(f32, bevy::math::Vec3)> {
+fn point_at_depth(ray: Ray3d, camera: &GlobalTransform, view_depth: f32) -> Option<(f32, Vec3)> {
     let forward = camera.forward();
     let along = ray.direction.dot(*forward);
     if along.abs() < 1e-6 {
@@ -73,9 +74,27 @@ fn point_at_depth(
     (distance.is_finite() && distance >= 0.0).then(|| (distance, ray.get_point(distance)))
 }
 
+/// Where `splat`'s 3-D Gaussian peaks along `ray` (distance from the ray's origin):
+/// the depth a ray cast gives that splat. The GPU finds which splat takes the pixel
+/// to transmittance 0.5; this places the surface point on the pointer's own ray.
+fn peak_distance(ray: Ray3d, world_from_cloud: Affine3A, splat: &SplatGeometry) -> Option<f32> {
+    let world_ray = Ray::new(ray.origin, *ray.direction, 0.0, f32::INFINITY)?;
+    let (local, stretch) = local_ray(world_from_cloud, &world_ray)?;
+    let prepared = PreparedSplat::new(&shape_of(splat))?;
+    let peak = prepared.peak_along_ray(local.origin(), local.direction())?;
+    let distance = peak.t / stretch;
+    (distance.is_finite() && distance >= 0.0).then_some(distance)
+}
+
 impl CameraPicks {
     /// Takes in an answer: each hit gets its pointer and the ray it was asked with.
-    fn receive(&mut self, answer: PickAnswer, camera: &GlobalTransform) {
+    /// `peak` gives the hit splat's peak along that ray, where its asset is at hand.
+    fn receive(
+        &mut self,
+        answer: PickAnswer,
+        camera: &GlobalTransform,
+        peak: impl Fn(Entity, u32, Ray3d) -> Option<f32>,
+    ) {
         while self.sent.front().is_some_and(|sent| sent.id < answer.id) {
             self.sent.pop_front();
         }
@@ -92,7 +111,12 @@ impl CameraPicks {
                     splat_index,
                     view_depth,
                 } = (*hit)?;
-                let (distance, position) = point_at_depth(ray, camera, view_depth)?;
+                // The splat's centre depth (the tile render's) when its asset is gone.
+                let (distance, position) = match peak(cloud, splat_index, ray) {
+                    Some(distance) => (distance, ray.get_point(distance)),
+                    None => point_at_depth(ray, camera, view_depth)?,
+                };
+                let view_depth = (position - camera.translation()).dot(*camera.forward());
                 let hit = SplatHit {
                     cloud,
                     splat_index,
@@ -114,6 +138,8 @@ pub(super) fn splat_picking(
     mut commands: Commands,
     cameras: Query<(Entity, &Camera, &GlobalTransform, Has<SplatPickingCamera>)>,
     clouds: Query<(Entity, Option<&Pickable>), With<GaussianCloud>>,
+    placed: Query<(&GaussianCloud, &GlobalTransform)>,
+    splats: Res<Assets<GaussianSplats>>,
     mut hits: MessageWriter<PointerHits>,
 ) {
     let ledger = &mut *ledger;
@@ -132,7 +158,12 @@ pub(super) fn splat_picking(
         live.push(entity);
         let picks = ledger.cameras.entry(entity).or_default();
         if let Some(answer) = answers.take(entity) {
-            picks.receive(answer, transform);
+            let peak = |cloud: Entity, index: u32, ray: Ray3d| {
+                let (handle, world_from_cloud) = placed.get(cloud).ok()?;
+                let splat = splats.get(&handle.0)?.geometry().get(index as usize)?;
+                peak_distance(ray, world_from_cloud.affine(), splat)
+            };
+            picks.receive(answer, transform, peak);
         }
 
         // This frame's question: every pointer ray through the camera's viewport.
@@ -156,7 +187,8 @@ pub(super) fn splat_picking(
         while picks.sent.len() > REQUESTS_KEPT {
             picks.sent.pop_front();
         }
-        commands.entity(entity).insert(SplatPickRequest {
+        // `try_insert`: another system may despawn the camera before this applies.
+        commands.entity(entity).try_insert(SplatPickRequest {
             id,
             pixels,
             ignored: ignored.clone(),
@@ -181,6 +213,7 @@ pub(super) fn splat_picking(
         }
     }
     ledger.cameras.retain(|camera, _| live.contains(camera));
+    answers.retain(|camera| live.contains(camera));
 }
 
 #[cfg(test)]

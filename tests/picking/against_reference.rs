@@ -77,17 +77,8 @@ fn check(splats: GaussianSplats, eye: Transform) {
             (Some(hit), Some(expected)) => {
                 hits += 1;
                 assert_eq!(hit.cloud, cloud);
-                let relative = (f64::from(hit.view_depth) - expected.depth).abs() / expected.depth;
-                if hit.splat_index as usize == expected.splat {
-                    same_splat += 1;
-                    assert!(relative < 1e-4, "pixel {pixel}: depth {relative} off");
-                } else {
-                    // f32 against f64 may swap two splats that cross 0.5 together.
-                    assert!(
-                        relative < 0.01,
-                        "pixel {pixel}: another splat, {relative} off"
-                    );
-                }
+                // f32 against f64 may swap two splats that cross 0.5 together.
+                same_splat += usize::from(hit.splat_index as usize == expected.splat);
 
                 // The CPU ray cast along the same pointer ray.
                 let position = pixel.as_vec2() + 0.5;
@@ -141,13 +132,13 @@ fn check(splats: GaussianSplats, eye: Transform) {
         same_splat + 1 >= hits,
         "{same_splat} of {hits} on the same splat"
     );
-    // The ray cast takes each splat's 3-D Gaussian along the ray, the pick its 2-D
-    // projection (see docs/SURFACE.md): most surface depths agree within 1 % (the
-    // angel 9 of 10 here, the seal, a noisy phone capture, 6 of 9). The pick equals the
-    // reference rasterizer, so tests/raycast/pixels.rs measures the same agreement over
-    // a whole 640×480 grid.
+    // The GPU finds the hit splat by the projected model, the ray cast by the 3-D one
+    // (see docs/SURFACE.md); both then place the surface where their splat's Gaussian
+    // peaks along the ray. Most surface depths agree within 1 % (the angel 9 of 10
+    // here, the seal, a noisy phone capture, 8 of 9), the rest within a few per cent
+    // where the two models pick different splats on a silhouette.
     assert!(
-        ray_agrees * 100 >= hits * 60,
+        ray_agrees * 100 >= hits * 75,
         "{ray_agrees} of {hits} within 1 %"
     );
     assert!(

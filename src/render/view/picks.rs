@@ -60,6 +60,11 @@ impl SplatPickAnswers {
         self.lock().insert(camera, answer);
     }
 
+    /// Drops the answers of cameras that no longer pick.
+    pub(crate) fn retain(&self, keep: impl Fn(&Entity) -> bool) {
+        self.lock().retain(|camera, _| keep(camera));
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<Entity, PickAnswer>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
