@@ -61,18 +61,19 @@ fn pick(
     let centre = vec2<f32>(pixel) + 0.5;
     let scene = textureLoad(scene_depth, vec2<i32>(pixel + view.viewport_origin), 0);
 
+    // Thread 0 resets the batch's markers before the first batch and after reading
+    // them at the end of each; the barriers at the loop's top and bottom order those
+    // writes before any thread's `atomicMin` of the next batch.
     if thread == 0u {
         transmittance = 1.0;
         finished = 0u;
+        atomicStore(&first_behind, NONE);
+        atomicStore(&first_crossing, NONE);
     }
     let range = ranges[tile];
     for (var start = range.x; start < range.y; start += BATCH) {
         if workgroupUniformLoad(&finished) == 1u {
             break;
-        }
-        if thread == 0u {
-            atomicStore(&first_behind, NONE);
-            atomicStore(&first_crossing, NONE);
         }
         let fetch = start + thread;
         var keep = 1.0;
@@ -125,6 +126,8 @@ fn pick(
             } else {
                 transmittance = before * batch_product[count - 1u];
             }
+            atomicStore(&first_behind, NONE);
+            atomicStore(&first_crossing, NONE);
         }
         workgroupBarrier();
     }
