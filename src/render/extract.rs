@@ -55,7 +55,8 @@ impl ExtractComponent for GaussianCloud {
     }
 }
 
-/// Camera settings that reach the render world as they are.
+/// Camera components that reach the render world as they are (settings, and the
+/// pointer pixels a camera picks).
 macro_rules! extract_as_is {
     ($($setting:ty),*) => {$(
         impl SyncComponent for $setting {
@@ -68,24 +69,10 @@ macro_rules! extract_as_is {
             type Out = $setting;
 
             fn extract_component(setting: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
-                Some(*setting)
+                Some(Clone::clone(setting))
             }
         }
     )*};
 }
 
-extract_as_is!(SplatComposite, SplatDepth);
-
-impl SyncComponent for SplatPickRequest {
-    type Target = SplatPickRequest;
-}
-
-impl ExtractComponent for SplatPickRequest {
-    type QueryData = &'static SplatPickRequest;
-    type QueryFilter = ();
-    type Out = SplatPickRequest;
-
-    fn extract_component(request: QueryItem<'_, '_, Self::QueryData>) -> Option<Self::Out> {
-        Some(request.clone())
-    }
-}
+extract_as_is!(SplatComposite, SplatDepth, SplatPickRequest);
