@@ -30,12 +30,20 @@ fi
 # reading the very same data: bench writes it, gsplat reads that file.
 for k in ${SH3_GRIDS:-}; do
     /tmp/bench --sh3-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_SH3_K$k.json \
-        --write-ply /tmp/sh3_K$k.ply $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+        --write-ply /tmp/sh3_K$k.ply --png /tmp/ours_SH3_K$k.png $limit 2>&1 \
+        | grep -v "^$" | tee -a $OUT/run.log
     if [ -z "${SKIP_GSPLAT:-}" ]; then
         PYTHONUNBUFFERED=1 python3 bench/gsplat_race.py /tmp/sh3_K$k.ply --sh3-grid $k --out /tmp 2>&1 \
             | grep -v Warning | tee -a $OUT/run.log
         cp /tmp/gsplat_sh3.json $OUT/gsplat_sh3_K$k.json 2>/dev/null
     fi
+done
+# SH3_STORAGE: the SH3 grid at K = 9 again with these layouts (half-sh, compact), each
+# with its image, for the layouts' cost in time, memory and PSNR.
+for layout in ${SH3_STORAGE:-}; do
+    /tmp/bench --sh3-grid 9 --$layout --frames ${FRAMES:-200} --warmup 30 \
+        --json $OUT/ours_SH3_K9_$layout.json --png /tmp/ours_SH3_K9_$layout.png $limit 2>&1 \
+        | grep -v "^$" | tee -a $OUT/run.log
 done
 # PICK_GRIDS: the angel grid at these K again, picking 16 pointer pixels every frame.
 for k in ${PICK_GRIDS:-}; do
@@ -47,4 +55,7 @@ for k in ${WHOLE_FRAME_GRIDS:-}; do
     /tmp/bench --angel-grid $k --whole-frame --frames ${FRAMES:-200} --warmup 30 \
         --json $OUT/ours_K${k}_frame.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
 done
+# The SH3 images (ours in each layout, gsplat's) travel as one archive.
+ls /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm >/dev/null 2>&1 \
+    && tar czf $OUT/sh3_images.tgz -C /tmp $(cd /tmp && ls ours_SH3_*.png gsplat_SH3_*.ppm 2>/dev/null)
 ls -la $OUT

@@ -8,7 +8,7 @@
 //!     [--json out.json] [--png out.png] [--max-binding-mib N]
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
-//! ... [--whole-frame] [--pick N] [--half-sh]
+//! ... [--whole-frame] [--pick N] [--half-sh | --compact]
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -31,7 +31,8 @@
 //! GPU together, pipelined rendering as Bevy does it, no surface to present to), and
 //! the CPU time of the plugin's own prepare and pass recording per frame.
 //!
-//! `--half-sh` keeps the SH coefficients as f16 on the GPU (the optional layout).
+//! `--half-sh` keeps the SH coefficients as f16 on the GPU, `--compact` stores the
+//! splats in the compact layout (`SplatStorage`).
 //!
 //! `--pick N` makes the camera pick N pointer pixels every frame, as
 //! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
@@ -53,7 +54,7 @@ use bevy::render::settings::WgpuSettings;
 use bevy_splat::asset::DecodedSplats;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
-use bevy_splat::{GaussianSplats, SplatMemory, SplatStats};
+use bevy_splat::{GaussianSplats, SplatMemory, SplatStats, SplatStorage};
 
 use headless::Headless;
 
@@ -79,8 +80,8 @@ struct Args {
     max_binding_mib: Option<u32>,
     /// Pointer pixels the camera picks every frame (the GPU pick's cost).
     pick: usize,
-    /// Keep the SH coefficients as f16 on the GPU (`with_half_precision_sh`).
-    half_sh: bool,
+    /// How the GPU stores the splats (`--half-sh`, `--compact`).
+    storage: SplatStorage,
 }
 
 fn parse_vec3(text: &str) -> Result<Vec3, String> {
@@ -116,7 +117,7 @@ fn parse_args() -> Result<Args, String> {
         png: None,
         max_binding_mib: None,
         pick: 0,
-        half_sh: false,
+        storage: SplatStorage::Full,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -152,7 +153,8 @@ fn parse_args() -> Result<Args, String> {
             "--json" => args.json = Some(value()?.into()),
             "--png" => args.png = Some(value()?.into()),
             "--max-binding-mib" => args.max_binding_mib = Some(number(value()?)?),
-            "--half-sh" => args.half_sh = true,
+            "--half-sh" => args.storage = SplatStorage::HalfSh,
+            "--compact" => args.storage = SplatStorage::Compact,
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -314,9 +316,7 @@ fn run() -> Result<(), String> {
         splats = first_splats(&splats, args.cloud_splats);
         scene.clear();
     }
-    if args.half_sh {
-        splats = splats.with_half_precision_sh(true);
-    }
+    splats = splats.with_storage(args.storage);
     let splat_count = splats.len() + scene.iter().map(|(s, _)| s.len()).sum::<usize>();
 
     let settings = match args.max_binding_mib {

@@ -37,6 +37,7 @@ use bevy::ecs::schedule::IntoScheduleConfigs;
 pub use asset::{GaussianScene, GltfSplatLoader};
 pub use asset::{
     GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings,
+    SplatStorage,
 };
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use crop::{CropMode, CropShape, CropVolume, MAX_CROP_VOLUMES, SplatCrop};

@@ -11,7 +11,7 @@ use bevy::math::{DMat4, UVec2, Vec3};
 use bevy::prelude::{OrthographicProjection, PerspectiveProjection, Projection};
 use bevy::transform::components::Transform;
 use bevy_splat::asset::SplatGeometry;
-use bevy_splat::{GaussianSplats, SplatStats, SplatViewStats};
+use bevy_splat::{GaussianSplats, SplatStats, SplatStorage, SplatViewStats};
 
 use common::random::Rng;
 use headless::Headless;
@@ -102,8 +102,23 @@ fn compare_with(
     projection: Projection,
     pinhole: PinholeCamera,
 ) -> Comparison {
+    let reference = cloud.clone();
+    compare_against(cloud, &reference, size, transform, projection, pinhole)
+}
+
+/// Renders `cloud` on the GPU and `reference` (the same splats as the CPU should see
+/// them) on the CPU.
+fn compare_against(
+    cloud: GaussianSplats,
+    reference: &GaussianSplats,
+    size: UVec2,
+    transform: Transform,
+    projection: Projection,
+    pinhole: PinholeCamera,
+) -> Comparison {
+    let cloud_for_cpu = reference;
     let mut headless = Headless::new();
-    let handle = headless.add_splats(cloud.clone());
+    let handle = headless.add_splats(cloud);
     headless.spawn_cloud(handle, Transform::IDENTITY);
     let camera = headless.spawn_camera(transform, projection, size, None);
     let gpu = headless
@@ -113,9 +128,9 @@ fn compare_with(
 
     let cpu = rasterize(
         &[CpuCloud {
-            geometry: cloud.geometry(),
-            sh: cloud.sh(),
-            sh_degree: cloud.sh_degree(),
+            geometry: cloud_for_cpu.geometry(),
+            sh: cloud_for_cpu.sh(),
+            sh_degree: cloud_for_cpu.sh_degree(),
             world_from_cloud: DMat4::IDENTITY,
         }],
         &pinhole,
@@ -386,6 +401,95 @@ fn half_precision_sh_decodes_every_degree() {
             .unwrap()
             .with_half_precision_sh(true);
         let c = compare_from(cloud, SIZE, Transform::IDENTITY);
+        assert!(c.lit > 0, "degree {degree}: nothing drawn");
+        assert!(
+            c.worst <= 2,
+            "degree {degree}: max difference {}/255",
+            c.worst
+        );
+    }
+}
+
+/// The compact layout as `render/compact.rs` documents it, decoded here on its own:
+/// what the GPU should see of each splat.
+fn decode_compact(geometry: &[u32], sh: &[u32], degree: u8) -> GaussianSplats {
+    let half = |word: u32, high: bool| {
+        half::f16::from_bits((if high { word >> 16 } else { word & 0xffff }) as u16).to_f32()
+    };
+    let rest = 3 * ((usize::from(degree) + 1).pow(2) - 1);
+    let sh_words = rest.div_ceil(4);
+    let mut splats = Vec::new();
+    let mut coefficients = Vec::new();
+    for (i, w) in geometry.chunks_exact(8).enumerate() {
+        let largest = (w[3] & 3) as usize;
+        let mut rotation = [0.0_f32; 4];
+        let mut others = (0..4).filter(|&c| c != largest);
+        let mut sum = 0.0;
+        for field in 0..3 {
+            let level = (w[3] >> (2 + 10 * field)) & 1023;
+            let value = (level as f32 / 1023.0 * 2.0 - 1.0) / 2.0_f32.sqrt();
+            rotation[others.next().unwrap()] = value;
+            sum += value * value;
+        }
+        rotation[largest] = (1.0 - sum).max(0.0).sqrt();
+        splats.push(SplatGeometry {
+            position: [0, 1, 2].map(|c| f32::from_bits(w[c])),
+            opacity_logit: half(w[5], true),
+            rotation,
+            log_scale: [half(w[4], false), half(w[4], true), half(w[5], false)],
+            _pad: 0.0,
+        });
+        coefficients.extend([half(w[6], false), half(w[6], true), half(w[7], false)]);
+        let scale = half(w[7], true);
+        for c in 0..rest {
+            let byte = (sh[i * sh_words + c / 4] >> (8 * (c % 4))) as u8 as i8;
+            coefficients.push((f32::from(byte) / 127.0).max(-1.0) * scale);
+        }
+    }
+    GaussianSplats::new(splats, coefficients, degree).unwrap()
+}
+
+/// The compact layout draws what an independent decoding of its words says, at every
+/// SH degree: the preprocess decodes exactly the format `render/compact.rs` writes.
+#[test]
+fn compact_storage_decodes_every_degree() {
+    let mut rng = Rng(0x0c0f_fee5);
+    let mut next = move || rng.next();
+    for degree in 0..=3u8 {
+        let stride = 3 * (usize::from(degree) + 1).pow(2);
+        let splats: Vec<Splat> = (0..40)
+            .map(|_| {
+                let at = at_pixel(next() * 72.0, next() * 40.0, 2.0 + next());
+                let mut splat = Splat::new(at, 0.05 + 0.1 * next(), 0.3 + 0.6 * next(), [0.5; 3]);
+                splat.scale = [0.03 + 0.1 * next(), 0.03 + 0.1 * next(), 0.05];
+                splat.rotation = [next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5];
+                splat
+            })
+            .collect();
+        let geometry: Vec<_> = splats.iter().map(Splat::geometry).collect();
+        let sh: Vec<f32> = (0..splats.len() * stride)
+            .map(|_| next() * 2.0 - 1.0)
+            .collect();
+        let (words, sh_words) = bevy_splat::render::compact::encode_compact(&geometry, &sh, stride);
+        let decoded = decode_compact(&words, &sh_words, degree);
+        let cloud = GaussianSplats::new(geometry, sh, degree)
+            .unwrap()
+            .with_storage(SplatStorage::Compact);
+        let projection = PerspectiveProjection {
+            fov: FOV_Y,
+            aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
+            near: NEAR,
+            ..Default::default()
+        };
+        let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, SIZE.x, SIZE.y, NEAR);
+        let c = compare_against(
+            cloud,
+            &decoded,
+            SIZE,
+            Transform::IDENTITY,
+            projection.into(),
+            pinhole,
+        );
         assert!(c.lit > 0, "degree {degree}: nothing drawn");
         assert!(
             c.worst <= 2,

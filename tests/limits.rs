@@ -301,3 +301,17 @@ fn half_precision_sh_halves_the_sh_memory() {
     assert_eq!(full, n * (48 + 48 * 4));
     assert_eq!(half, n * (48 + 48 * 2));
 }
+
+#[test]
+fn compact_storage_takes_eighty_bytes_at_degree_three() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/fruit_drops_sh3.ply"
+    ))
+    .unwrap();
+    let splats = GaussianSplats::from(ply::decode(&bytes).unwrap());
+    let n = splats.len() as u64;
+    let compact = cloud_bytes(splats.with_storage(bevy_splat::SplatStorage::Compact));
+    // 32 bytes of geometry and 45 SH bytes past DC, padded to 48, per splat.
+    assert_eq!(compact, n * (32 + 48));
+}

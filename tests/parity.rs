@@ -130,6 +130,13 @@ fn fruit_drops_with_half_precision_sh_matches_gsplat() {
     check_scene("fruit_drops_sh3", &["--half-sh"]);
 }
 
+/// The compact layout (32 bytes of geometry and one byte per higher SH coefficient)
+/// at degree 3: its PSNR is printed beside the others; the bounds are the same.
+#[test]
+fn fruit_drops_with_compact_storage_matches_gsplat() {
+    check_scene("fruit_drops_sh3", &["--compact"]);
+}
+
 /// gsplat's `rasterize_mode="antialiased"` (Mip-Splatting's 2-D filter) on the same
 /// views: `tests/reference/antialiased/` was rendered by `bench/gsplat_reference.py`.
 #[test]

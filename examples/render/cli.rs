@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use bevy::math::UVec2;
-use bevy_splat::SplatRasterMode;
 use bevy_splat::cameras::InriaCamera;
+use bevy_splat::{SplatRasterMode, SplatStorage};
 
 use crate::headless::Headless;
 use crate::scene_file;
@@ -16,24 +16,28 @@ struct Args {
     ply: PathBuf,
     cameras: PathBuf,
     out: PathBuf,
-    half_precision_sh: bool,
+    storage: SplatStorage,
     raster_mode: Option<SplatRasterMode>,
 }
 
-const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--half-sh] \
+const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--half-sh | --compact] \
                      [--raster-mode classic|antialiased] (FILE: .ply, .splat, .spz, .sog, a SOG meta.json, .gltf or .glb)";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut ply = None;
     let mut cameras = None;
     let mut out = None;
-    let mut half_precision_sh = false;
+    let mut storage = SplatStorage::Full;
     let mut raster_mode = None;
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
         let slot = match flag.as_str() {
             "--half-sh" => {
-                half_precision_sh = true;
+                storage = SplatStorage::HalfSh;
+                continue;
+            }
+            "--compact" => {
+                storage = SplatStorage::Compact;
                 continue;
             }
             "--raster-mode" => {
@@ -63,7 +67,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         ply: ply.ok_or(format!("missing --ply; {USAGE}"))?,
         cameras: cameras.ok_or(format!("missing --cameras; {USAGE}"))?,
         out: out.ok_or(format!("missing --out; {USAGE}"))?,
-        half_precision_sh,
+        storage,
         raster_mode,
     })
 }
@@ -101,7 +105,7 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
 
     let mut headless = Headless::new();
     for (splats, transform) in clouds {
-        let handle = headless.add_splats(splats.with_half_precision_sh(args.half_precision_sh));
+        let handle = headless.add_splats(splats.with_storage(args.storage));
         let cloud = headless.spawn_cloud(handle, transform);
         if let Some(mode) = args.raster_mode {
             headless.app.world_mut().entity_mut(cloud).insert(mode);

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::beside::read_beside;
 use super::decoded::DecodedSplats;
 use super::formats::{self, DecodeError, Format};
-use super::splats::GaussianSplats;
+use super::splats::{GaussianSplats, SplatStorage};
 
 /// Loads every single-cloud splat file into [`GaussianSplats`]: Inria and compressed
 /// `.ply`, `.splat`, `.spz`, a `.sog` bundle and a SOG `meta.json` (its images read
@@ -26,8 +26,22 @@ pub type PlyLoaderSettings = SplatLoaderSettings;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SplatLoaderSettings {
     /// Keep the SH coefficients as f16 on the GPU (see
-    /// [`GaussianSplats::with_half_precision_sh`]).
+    /// [`GaussianSplats::with_half_precision_sh`]); `storage` wins when it is not
+    /// [`SplatStorage::Full`].
     pub half_precision_sh: bool,
+    /// How the GPU stores the splats ([`SplatStorage`]).
+    #[serde(default)]
+    pub storage: SplatStorage,
+}
+
+impl SplatLoaderSettings {
+    /// The GPU layout these settings ask for.
+    pub fn storage(&self) -> SplatStorage {
+        match (self.storage, self.half_precision_sh) {
+            (SplatStorage::Full, true) => SplatStorage::HalfSh,
+            (storage, _) => storage,
+        }
+    }
 }
 
 /// Why a splat file did not load.
@@ -137,7 +151,7 @@ impl AssetLoader for SplatLoader {
             },
             format.name()
         );
-        Ok(GaussianSplats::from(decoded).with_half_precision_sh(settings.half_precision_sh))
+        Ok(GaussianSplats::from(decoded).with_storage(settings.storage()))
     }
 
     fn extensions(&self) -> &[&str] {

@@ -17,4 +17,4 @@ pub use decoded::{DecodedSplats, SplatGeometry};
 pub use loader::{PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings};
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianScene, GaussianSceneNode, GltfSplatLoadError, GltfSplatLoader};
-pub use splats::GaussianSplats;
+pub use splats::{GaussianSplats, SplatStorage};

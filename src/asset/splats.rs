@@ -1,9 +1,27 @@
 use bevy::asset::Asset;
 use bevy::camera::primitives::Aabb;
-use bevy::reflect::TypePath;
+use bevy::reflect::{Reflect, TypePath};
+use serde::{Deserialize, Serialize};
 
 use super::bounds::splat_bounds;
 use super::decoded::{DecodedSplats, SplatGeometry, sh_stride};
+
+/// How an asset's splats are stored on the GPU. The choice trades memory for a small,
+/// measured change of the image (BENCHMARKS.md has the numbers); f32 is the reference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, Reflect)]
+pub enum SplatStorage {
+    /// Everything as f32, as trained: 48 bytes of geometry and 4 per SH float (240 at
+    /// degree 3). The reference image.
+    #[default]
+    Full,
+    /// f32 geometry, SH coefficients as f16 (48 + 96 bytes at degree 3): colours within
+    /// well under one 8-bit level of `Full`.
+    HalfSh,
+    /// Quantised (`render::compact`): f32 positions, the rotation in 32 bits, scales,
+    /// opacity and DC colour as f16, and one byte per higher SH coefficient scaled per
+    /// splat (32 + 48 bytes at degree 3, 32 at degree 0).
+    Compact,
+}
 
 /// A trained Gaussian splat scene on the CPU, laid out the way the GPU reads it.
 ///
@@ -16,7 +34,7 @@ pub struct GaussianSplats {
     sh: Vec<f32>,
     sh_degree: u8,
     bounds: Option<Aabb>,
-    half_precision_sh: bool,
+    storage: SplatStorage,
     antialiased: bool,
 }
 
@@ -40,7 +58,7 @@ impl GaussianSplats {
             sh,
             sh_degree,
             bounds,
-            half_precision_sh: false,
+            storage: SplatStorage::Full,
             antialiased: false,
         })
     }
@@ -77,15 +95,30 @@ impl GaussianSplats {
 
     /// Stores the SH coefficients on the GPU as f16: half their memory (96 instead of
     /// 192 bytes per splat at degree 3) for colours that differ from f32 storage by
-    /// well under one 8-bit level (BENCHMARKS.md has the measured PSNR).
-    pub fn with_half_precision_sh(mut self, half: bool) -> Self {
-        self.half_precision_sh = half;
-        self
+    /// well under one 8-bit level (BENCHMARKS.md has the measured PSNR). Shorthand for
+    /// [`with_storage`](Self::with_storage)`(SplatStorage::HalfSh)` (or `Full`).
+    pub fn with_half_precision_sh(self, half: bool) -> Self {
+        self.with_storage(if half {
+            SplatStorage::HalfSh
+        } else {
+            SplatStorage::Full
+        })
     }
 
     /// Whether the GPU copy keeps SH coefficients as f16.
     pub fn half_precision_sh(&self) -> bool {
-        self.half_precision_sh
+        self.storage == SplatStorage::HalfSh
+    }
+
+    /// Chooses how the GPU stores the splats ([`SplatStorage`]).
+    pub fn with_storage(mut self, storage: SplatStorage) -> Self {
+        self.storage = storage;
+        self
+    }
+
+    /// How the GPU stores the splats.
+    pub fn storage(&self) -> SplatStorage {
+        self.storage
     }
 
     /// Marks the scene as trained with antialiasing (Mip-Splatting's 2-D filter,
@@ -117,7 +150,7 @@ impl From<DecodedSplats> for GaussianSplats {
             sh: decoded.sh,
             sh_degree: decoded.sh_degree,
             bounds,
-            half_precision_sh: false,
+            storage: SplatStorage::Full,
             antialiased: decoded.antialiased,
         }
     }

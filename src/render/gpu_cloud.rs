@@ -7,9 +7,10 @@ use bevy::render::render_asset::{PrepareAssetError, RenderAsset};
 use bevy::render::renderer::RenderDevice;
 use wgpu::util::DeviceExt;
 
+use super::compact::{COMPACT_GEOMETRY_WORDS, compact_sh_words, encode_compact};
 use super::limits::SplatGpuLimits;
 use super::memory::{GpuBytes, SplatMemory};
-use crate::asset::{GaussianSplats, SplatGeometry};
+use crate::asset::{GaussianSplats, SplatGeometry, SplatStorage};
 
 /// One run of splats small enough for a single storage binding.
 pub struct GpuChunk {
@@ -30,6 +31,8 @@ pub struct GpuSplats {
     pub sh_words: u32,
     /// The words hold pairs of f16 rather than one f32 each.
     pub sh_half: bool,
+    /// Geometry and SH are in the compact layout (`render::compact`).
+    pub compact: bool,
     /// The asset was trained antialiased: its clouds draw so by default.
     pub antialiased: bool,
     _bytes: GpuBytes,
@@ -45,19 +48,27 @@ impl GpuSplats {
     }
 }
 
-/// 32-bit words of GPU SH data per splat: one per float, or one per f16 pair with
-/// each splat starting on a whole word.
-pub fn sh_words(sh_stride: usize, half: bool) -> usize {
-    if half {
-        sh_stride.div_ceil(2)
-    } else {
-        sh_stride
+/// 32-bit words of GPU SH data per splat: one per float, one per f16 pair, or one per
+/// four bytes of the compact layout past DC, each splat starting on a whole word.
+pub fn sh_words(sh_stride: usize, storage: SplatStorage) -> usize {
+    match storage {
+        SplatStorage::Full => sh_stride,
+        SplatStorage::HalfSh => sh_stride.div_ceil(2),
+        SplatStorage::Compact => compact_sh_words(sh_stride),
+    }
+}
+
+/// Bytes of GPU geometry per splat.
+pub fn geometry_bytes(storage: SplatStorage) -> usize {
+    match storage {
+        SplatStorage::Full | SplatStorage::HalfSh => size_of::<SplatGeometry>(),
+        SplatStorage::Compact => COMPACT_GEOMETRY_WORDS * size_of::<u32>(),
     }
 }
 
 /// The most splats one chunk holds so that neither of its buffers passes `max_binding`.
-pub fn splats_per_chunk(sh_words: usize, max_binding: u64) -> usize {
-    let per_splat = size_of::<SplatGeometry>().max(sh_words * size_of::<u32>()) as u64;
+pub fn splats_per_chunk(storage: SplatStorage, sh_words: usize, max_binding: u64) -> usize {
+    let per_splat = geometry_bytes(storage).max(sh_words * size_of::<u32>()) as u64;
     // Whole splats only, and keep every chunk within u32 splat indices.
     (max_binding / per_splat).clamp(1, u64::from(u32::MAX / 2)) as usize
 }
@@ -81,8 +92,9 @@ impl RenderAsset for GpuSplats {
     type Param = (SRes<RenderDevice>, SRes<SplatMemory>, SRes<SplatGpuLimits>);
 
     fn byte_len(splats: &GaussianSplats) -> Option<usize> {
-        let words = sh_words(splats.sh_stride(), splats.half_precision_sh());
-        Some(size_of_val(splats.geometry()) + splats.len() * words * size_of::<u32>())
+        let storage = splats.storage();
+        let words = sh_words(splats.sh_stride(), storage);
+        Some(splats.len() * (geometry_bytes(storage) + words * size_of::<u32>()))
     }
 
     fn prepare_asset(
@@ -93,21 +105,27 @@ impl RenderAsset for GpuSplats {
     ) -> Result<Self, PrepareAssetError<GaussianSplats>> {
         let max_binding = limits.max_storage_binding(device);
         let stride = splats.sh_stride();
-        let half = splats.half_precision_sh();
-        let words = sh_words(stride, half);
-        let per_chunk = splats_per_chunk(words, max_binding);
+        let storage = splats.storage();
+        let words = sh_words(stride, storage);
+        let per_chunk = splats_per_chunk(storage, words, max_binding);
         let device = device.wgpu_device();
         let mut chunks = Vec::new();
         let mut bytes = 0;
         for (index, geometry) in splats.geometry().chunks(per_chunk).enumerate() {
             let first = index * per_chunk;
             let sh = &splats.sh()[first * stride..(first + geometry.len()) * stride];
-            let packed;
-            let mut sh_bytes: &[u8] = if half {
-                packed = pack_half(sh, stride);
-                bytemuck::cast_slice(&packed)
-            } else {
-                bytemuck::cast_slice(sh)
+            let (packed_geometry, packed_sh) = match storage {
+                SplatStorage::Full => (Vec::new(), Vec::new()),
+                SplatStorage::HalfSh => (Vec::new(), pack_half(sh, stride)),
+                SplatStorage::Compact => encode_compact(geometry, sh, stride),
+            };
+            let geometry_bytes: &[u8] = match storage {
+                SplatStorage::Compact => bytemuck::cast_slice(&packed_geometry),
+                _ => bytemuck::cast_slice(geometry),
+            };
+            let mut sh_bytes: &[u8] = match storage {
+                SplatStorage::Full => bytemuck::cast_slice(sh),
+                _ => bytemuck::cast_slice(&packed_sh),
             };
             // A binding of zero bytes is invalid: an SH-less chunk still gets 4 bytes.
             if sh_bytes.is_empty() {
@@ -116,7 +134,7 @@ impl RenderAsset for GpuSplats {
             let chunk = GpuChunk {
                 geometry: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("splat geometry"),
-                    contents: bytemuck::cast_slice(geometry),
+                    contents: geometry_bytes,
                     usage: wgpu::BufferUsages::STORAGE,
                 }),
                 sh: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -135,7 +153,8 @@ impl RenderAsset for GpuSplats {
             sh_degree: u32::from(splats.sh_degree()),
             sh_stride: stride as u32,
             sh_words: words as u32,
-            sh_half: half,
+            sh_half: storage == SplatStorage::HalfSh,
+            compact: storage == SplatStorage::Compact,
             antialiased: splats.antialiased(),
             _bytes: memory.track(bytes),
         })

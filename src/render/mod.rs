@@ -15,6 +15,7 @@
 //!
 //! See `docs/ARCHITECTURE.md` for the whole map.
 
+pub mod compact;
 mod extract;
 pub mod gpu_cloud;
 mod limits;

@@ -118,10 +118,14 @@ pub fn splat_pass(
     }
     stage(encoder, &diagnostics, timestamps, 0, |pass| {
         for (band, _) in bands() {
-            for (bind_group, offset, count) in &band.preprocess {
-                pipelines
-                    .preprocess
-                    .encode(pass, bind_group, *offset, *count);
+            for dispatch in &band.preprocess {
+                pipelines.preprocess.encode(
+                    pass,
+                    &dispatch.bind_group,
+                    dispatch.params_offset,
+                    dispatch.threads,
+                    dispatch.compact,
+                );
             }
             pipelines.indirect.encode_visible(pass, &band.indirect);
         }

@@ -10,15 +10,19 @@ use wgpu::{
 /// The shared WGSL every pass is compiled with (structs and the tile test).
 pub const COMMON_WGSL: &str = include_str!("common.wgsl");
 
+/// Pixels on a side of a tile, for every pass (prepended to their WGSL as `TILE_SIZE`).
+pub const TILE_SIZE: u32 = 16;
+
 /// Threads per workgroup of the one-dimensional passes.
 pub const WORKGROUP_SIZE: u32 = 256;
 
 /// The most workgroups a dispatch may have in one dimension.
 pub const MAX_GROUPS_PER_DIMENSION: u32 = 65_535;
 
-/// Compiles `COMMON_WGSL` followed by `source` as one module.
+/// Compiles `COMMON_WGSL` followed by `source` as one module, with the tile size
+/// prepended.
 pub fn shader_module(device: &Device, label: &str, source: &str) -> wgpu::ShaderModule {
-    let text = format!("{COMMON_WGSL}\n{source}");
+    let text = format!("const TILE_SIZE: u32 = {TILE_SIZE}u;\n{COMMON_WGSL}\n{source}");
     device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(text.into()),

@@ -1,7 +1,10 @@
 // Shared by the splat passes: the per-view camera, the projected splat record and the
 // exact ellipse/tile test that preprocess and duplicate must agree on.
 
-const TILE_SIZE: u32 = 16u;
+// `TILE_SIZE` (pixels on a side of a tile) is prepended by the host from
+// `common.rs`'s `TILE_SIZE`, so the tile grid has one definition.
+// The last pixel centre of a tile, from its first pixel's edge.
+const TILE_LAST_CENTRE: f32 = f32(TILE_SIZE) - 0.5;
 // Indirect grids over a GPU-only count are rows of at most 65,535 workgroups of 256
 // threads (see indirect.wgsl).
 const GRID_WIDTH: u32 = 65535u * 256u;
@@ -57,14 +60,15 @@ struct ProjectedSplat {
 
 // The first and last tile column (inclusive) that the splat's α ≥ 1/255 ellipse touches
 // in tile row `row`; first > last when it touches none. Exact for the pixel centres of
-// the row (y from 16·row + 0.5 to 16·row + 15.5), so preprocess and duplicate agree.
+// the row (y from S·row + 0.5 to S·row + S − 0.5, S = TILE_SIZE), so preprocess and
+// duplicate agree.
 fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
     let a = s.conic_a;
     let b = s.conic_b;
     let c = s.conic_c;
     let k = s.extent;
     let y_lo = f32(row * TILE_SIZE) + 0.5 - s.y;
-    let y_hi = min(f32(row * TILE_SIZE) + 15.5, f32(view.viewport_size.y) - 0.5) - s.y;
+    let y_hi = min(f32(row * TILE_SIZE) + TILE_LAST_CENTRE, f32(view.viewport_size.y) - 0.5) - s.y;
     let det = a * c - b * b;
     // Widest point of the ellipse in x is at dy = ∓(b/c)·dx_max.
     let dx_max = sqrt(k * c / det);
@@ -78,8 +82,8 @@ fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
     }
     let x_right = s.x + (-b * dy_right + sqrt(disc_right)) / a;
     let x_left = s.x + (-b * dy_left - sqrt(disc_left)) / a;
-    // Tile column j holds pixel centres 16j + 0.5 ..= 16j + 15.5.
-    let first = i32(ceil((x_left - 15.5) / f32(TILE_SIZE)));
+    // Tile column j holds pixel centres S·j + 0.5 ..= S·j + S − 0.5.
+    let first = i32(ceil((x_left - TILE_LAST_CENTRE) / f32(TILE_SIZE)));
     let last = i32(floor((x_right - 0.5) / f32(TILE_SIZE)));
     let max_col = i32(view.tile_count.x) - 1;
     return vec2<i32>(max(first, 0), min(last, max_col));

@@ -77,7 +77,10 @@ pub const CHUNK_PARAMS_STRIDE: u64 = 256;
 
 pub struct PreprocessPass {
     pub layout: BindGroupLayout,
-    pipeline: ComputePipeline,
+    /// For assets in the full layouts (f32, or f16 SH).
+    full: ComputePipeline,
+    /// For assets in the compact layout.
+    compact: ComputePipeline,
 }
 
 impl PreprocessPass {
@@ -98,13 +101,24 @@ impl PreprocessPass {
                 storage(9, false),
             ],
         );
-        let source = format!(
-            "const MAX_CROP_VOLUMES: u32 = {MAX_CROP_VOLUMES_GPU}u;\n{}",
-            include_str!("preprocess.wgsl")
+        let pipeline = |label: &str, reads: &str| {
+            let source = format!(
+                "const MAX_CROP_VOLUMES: u32 = {MAX_CROP_VOLUMES_GPU}u;\n{}\n{reads}",
+                include_str!("preprocess.wgsl")
+            );
+            let module = shader_module(device, label, &source);
+            compute_pipeline(device, label, &layout, &module, "preprocess")
+        };
+        let full = pipeline("splat preprocess", include_str!("preprocess_full.wgsl"));
+        let compact = pipeline(
+            "splat preprocess (compact)",
+            include_str!("preprocess_compact.wgsl"),
         );
-        let module = shader_module(device, "splat preprocess", &source);
-        let pipeline = compute_pipeline(device, "splat preprocess", &layout, &module, "preprocess");
-        Self { layout, pipeline }
+        Self {
+            layout,
+            full,
+            compact,
+        }
     }
 
     /// Binds one chunk of an asset's splats, and the view's instances, to its outputs.
@@ -147,19 +161,20 @@ impl PreprocessPass {
     }
 
     /// Records one dispatch of `threads` threads (splats × instances); `params_offset`
-    /// selects its `ChunkParams`.
+    /// selects its `ChunkParams`, `compact` the asset's layout.
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
         params_offset: u32,
         threads: u32,
+        compact: bool,
     ) {
         let (x, y) = grid_for(threads);
         if x == 0 {
             return;
         }
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(if compact { &self.compact } else { &self.full });
         pass.set_bind_group(0, bind_group, &[params_offset]);
         pass.dispatch_workgroups(x, y, 1);
     }

@@ -65,8 +65,9 @@ struct ChunkParams {
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<uniform> chunk: ChunkParams;
-@group(0) @binding(2) var<storage, read> geometry: array<SplatGeometry>;
-@group(0) @binding(3) var<storage, read> sh: array<u32>;
+// Bindings 2 (geometry) and 3 (SH) and the functions reading them, `load_geometry`,
+// `sh_coefficient` and `sh_finite`, come from the layout's file the host appends:
+// `preprocess_full.wgsl` (f32, or f16 SH) or `preprocess_compact.wgsl`.
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
 @group(0) @binding(5) var<storage, read_write> visible_count: atomic<u32>;
 @group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
@@ -99,21 +100,6 @@ const SH_C0: f32 = 0.28209479177387814;
 const SH_C1: f32 = 0.4886025119029199;
 const SH_C2 = array<f32, 5>(1.0925484305920792, -1.0925484305920792, 0.31539156525252005, -1.0925484305920792, 0.5462742152960396);
 const SH_C3 = array<f32, 7>(-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154, -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
-
-// SH float `i` of splat `index`, stored as f32 or packed in f16 pairs.
-fn sh_value(index: u32, i: u32) -> f32 {
-    let base = index * chunk.sh_words;
-    if chunk.sh_half == 0u {
-        return bitcast<f32>(sh[base + i]);
-    }
-    let pair = unpack2x16float(sh[base + i / 2u]);
-    return select(pair.x, pair.y, (i & 1u) == 1u);
-}
-
-fn sh_coefficient(index: u32, k: u32) -> vec3<f32> {
-    let i = 3u * k;
-    return vec3<f32>(sh_value(index, i), sh_value(index, i + 1u), sh_value(index, i + 2u));
-}
 
 // Colour seen along `dir` (unit, cloud frame) by the reference's SH basis, +0.5, ≥ 0.
 fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
@@ -166,14 +152,6 @@ fn valid_log_scale(x: f32) -> bool {
     return finite(x) || is_neg_inf(x);
 }
 
-fn sh_finite(index: u32) -> bool {
-    var ok = true;
-    for (var i = 0u; i < chunk.sh_stride; i++) {
-        ok = ok && finite(sh_value(index, i));
-    }
-    return ok;
-}
-
 // sigmoid of the logit, with ±∞ meaning opacity exactly 1 or 0.
 fn opacity_of(logit: f32) -> f32 {
     let bits = bitcast<u32>(logit);
@@ -197,7 +175,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     let instance = chunk.first_instance + thread / chunk.splat_count;
     let cam_from_cloud_4 = instances[instance].cam_from_cloud;
     let tint = instances[instance].tint;
-    let g = geometry[index];
+    let g = load_geometry(index);
     let scales_ok = valid_log_scale(g.log_scale.x) && valid_log_scale(g.log_scale.y)
         && valid_log_scale(g.log_scale.z);
     if !finite4(vec4<f32>(g.position, 0.0)) || !finite4(g.rotation) || !scales_ok
@@ -289,7 +267,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     // Rows the ellipse reaches: its half-height is sqrt(extent · Σ₂ᴅ yy).
     let half_height = sqrt(splat.extent * cov_c);
     // Only rows of this band count: a splat that spans bands is drawn by each.
-    let row_first = max(ceil((splat.y - half_height - 15.5) / f32(TILE_SIZE)), f32(view.band_first_row));
+    let row_first = max(ceil((splat.y - half_height - TILE_LAST_CENTRE) / f32(TILE_SIZE)), f32(view.band_first_row));
     let row_last = min(floor((splat.y + half_height - 0.5) / f32(TILE_SIZE)), f32(view.band_end_row) - 1.0);
     if row_first > row_last {
         return;

@@ -1,4 +1,4 @@
-//! tile render: one workgroup per 16×16 tile blends its sorted splats front to back
+//! tile render: one workgroup per tile (16×16 pixels) blends its sorted splats front to back
 //! into the view's splat layer, stopping at the opaque scene's depth.
 
 use bevy::math::UVec2;
@@ -7,10 +7,7 @@ use wgpu::{
     TextureFormat, TextureView, TextureViewDimension,
 };
 
-use super::common::{SceneDepthVariants, bind_group, storage, uniform};
-
-/// Pixels on a side of a tile (`TILE_SIZE` in `common.wgsl`).
-pub const TILE_SIZE: u32 = 16;
+use super::common::{SceneDepthVariants, TILE_SIZE, bind_group, storage, uniform};
 
 /// The tiles covering a viewport.
 pub fn tiles_for(viewport: UVec2) -> UVec2 {

@@ -1,7 +1,14 @@
-// tile render: one workgroup per 16×16 tile of the band, one thread per pixel. The
-// tile's splats, already sorted front to back, are staged through workgroup memory in
-// batches of 256 and blended with the reference's rules. The workgroup leaves as soon as every pixel
-// is done: saturated, or behind the opaque scene.
+// tile render: one workgroup per tile of the band (TILE_SIZE² pixels), one thread per
+// pixel. The tile's splats, already sorted front to back, are staged through workgroup
+// memory in batches of one per thread and blended with the reference's rules. The
+// workgroup leaves as soon as every pixel is done: saturated, or behind the opaque
+// scene.
+//
+// Each staged splat carries a mask of the tile's strips of STRIP_ROWS pixel rows that
+// its α ≥ 1/255 ellipse reaches. A thread skips a splat whose mask misses its strip
+// before reading the footprint: the exact test would reject every pixel there anyway,
+// and since the threads of one hardware subgroup share a strip (two rows of 16 are 32
+// threads), whole subgroups skip at the cost of one compare.
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;
@@ -17,15 +24,40 @@
 // to 0.5, or 0 (far) where it never does. A 1×1 stand-in when the camera has none.
 @group(0) @binding(7) var median_depth: texture_storage_2d<r32float, write>;
 
-const BATCH: u32 = 256u;
+const BATCH: u32 = TILE_SIZE * TILE_SIZE;
+const STRIP_ROWS: u32 = 2u;
+const STRIPS: u32 = TILE_SIZE / STRIP_ROWS;
+// The mask over STRIPS strips fits one word.
+const_assert STRIPS <= 32u && TILE_SIZE % STRIP_ROWS == 0u;
 
-var<workgroup> batch_position: array<vec4<f32>, BATCH>; // x, y, depth in the depth buffer's terms, opacity
+var<workgroup> batch_strips: array<u32, BATCH>;
+var<workgroup> batch_position: array<vec3<f32>, BATCH>; // x, y, depth in the depth buffer's terms
 var<workgroup> batch_conic: array<vec4<f32>, BATCH>;    // a, b, c, ln(255·opacity)
-var<workgroup> batch_colour: array<vec4<f32>, BATCH>;   // r, g, b, unused
+var<workgroup> batch_colour: array<vec4<f32>, BATCH>;   // r, g, b, opacity
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
 
-@compute @workgroup_size(16, 16)
+// The strips of the tile starting at pixel row `tile_top` that the splat's ellipse
+// reaches, as bits. Its half-height is sqrt(extent · Σ₂ᴅ yy) = sqrt(extent · a / det)
+// in terms of the conic; the bound is widened by a small margin so that rounding never
+// drops a row the exact per-pixel test would draw.
+fn strip_mask(s: ProjectedSplat, tile_top: f32) -> u32 {
+    let det = s.conic_a * s.conic_c - s.conic_b * s.conic_b;
+    let half_height = sqrt(s.extent * s.conic_a / det) * 1.001 + 0.01;
+    // Rows whose centre (tile_top + row + 0.5) lies within the half-height.
+    let top = ceil(s.y - half_height - 0.5 - tile_top);
+    let bottom = floor(s.y + half_height - 0.5 - tile_top);
+    if !(top <= bottom) || bottom < 0.0 || top > f32(TILE_SIZE - 1u) {
+        // NaN bounds (a degenerate conic) keep every strip: the exact test decides.
+        return select(0u, (1u << STRIPS) - 1u, !(top <= bottom) && !(top > bottom));
+    }
+    let first = u32(max(top, 0.0)) / STRIP_ROWS;
+    let last = u32(min(bottom, f32(TILE_SIZE - 1u))) / STRIP_ROWS;
+    let through_last = select((2u << last) - 1u, 0xffffffffu, last >= 31u);
+    return through_last & ~((1u << first) - 1u);
+}
+
+@compute @workgroup_size(TILE_SIZE, TILE_SIZE)
 fn tile_render(
     @builtin(workgroup_id) group: vec3<u32>,
     @builtin(local_invocation_id) local: vec3<u32>,
@@ -38,6 +70,8 @@ fn tile_render(
     let pixel = tile_xy * TILE_SIZE + local.xy;
     let inside = pixel.x < view.viewport_size.x && pixel.y < view.viewport_size.y;
     let centre = vec2<f32>(pixel) + 0.5;
+    let tile_top = f32(tile_xy.y * TILE_SIZE);
+    let my_strip = 1u << (local.y / STRIP_ROWS);
 
     // Reverse-Z: nearer is larger. A splat whose depth is below the scene's is hidden.
     var scene = 0.0;
@@ -69,15 +103,22 @@ fn tile_render(
         let fetch = start + thread;
         if fetch < range.y {
             let s = projected[sorted_splats[fetch]];
-            batch_position[thread] = vec4<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth), s.opacity);
+            batch_strips[thread] = strip_mask(s, tile_top);
+            batch_position[thread] = vec3<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth));
             batch_conic[thread] = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.5 * s.extent);
-            batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, 0.0);
+            batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, s.opacity);
         }
         workgroupBarrier();
 
         if !done {
             let count = min(BATCH, range.y - start);
             for (var j = 0u; j < count; j++) {
+                // A splat behind the scene ends the pixel only where it reaches the
+                // pixel's strip: the ones after it are behind too, so nothing more is
+                // blended either way.
+                if (batch_strips[j] & my_strip) == 0u {
+                    continue;
+                }
                 let p = batch_position[j];
                 if p.z < scene {
                     done = true;
@@ -88,7 +129,8 @@ fn tile_render(
                 if outside_footprint(conic, power) {
                     continue;
                 }
-                let alpha = footprint_alpha(p.w, power);
+                let splat_colour = batch_colour[j];
+                let alpha = footprint_alpha(splat_colour.a, power);
                 if alpha < ALPHA_MIN {
                     continue;
                 }
@@ -97,7 +139,7 @@ fn tile_render(
                     done = true;
                     break;
                 }
-                colour += batch_colour[j].rgb * (alpha * transmittance);
+                colour += splat_colour.rgb * (alpha * transmittance);
                 if next <= 0.5 && transmittance > 0.5 {
                     median = p.z;
                 }

@@ -29,8 +29,8 @@ pub struct SplatFrame {
 
 /// The bind groups of one band's passes.
 pub struct BandFrame {
-    /// One preprocess dispatch per cloud chunk: bind group, uniform offset, threads.
-    pub preprocess: Vec<(BindGroup, u32, u32)>,
+    /// One preprocess dispatch per cloud chunk.
+    pub preprocess: Vec<PreprocessDispatch>,
     pub indirect: BindGroup,
     /// Gathers the tile counts in depth order (after the depth sort).
     pub depth_order: BindGroup,
@@ -50,6 +50,15 @@ pub struct BandFrame {
 pub fn key_bits(tiles: UVec2) -> u32 {
     let count = (tiles.x * tiles.y).max(2);
     u32::BITS - (count - 1).leading_zeros()
+}
+
+/// One cloud chunk's preprocess: its bind group, the offset of its `ChunkParams`, its
+/// thread count (splats × instances) and whether its asset is in the compact layout.
+pub struct PreprocessDispatch {
+    pub bind_group: BindGroup,
+    pub params_offset: u32,
+    pub threads: u32,
+    pub compact: bool,
 }
 
 /// Binds one band's buffers to every pass. The band's chunk parameters must already
@@ -81,8 +90,12 @@ pub fn band_frame(
                 &band.depth_sort.values[0],
                 &band.sources,
             );
-            let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
-            (bind_group, offset as u32, dispatch.threads())
+            PreprocessDispatch {
+                bind_group,
+                params_offset: (slot as u64 * CHUNK_PARAMS_STRIDE) as u32,
+                threads: dispatch.threads(),
+                compact: dispatch.splats.compact,
+            }
         })
         .collect();
     let depth_sorted = RadixSort::output_index(DEPTH_KEY_BITS);
