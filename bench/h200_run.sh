@@ -55,6 +55,11 @@ for k in ${WHOLE_FRAME_GRIDS:-}; do
     /tmp/bench --angel-grid $k --whole-frame --frames ${FRAMES:-200} --warmup 30 \
         --json $OUT/ours_K${k}_frame.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
 done
+# WHOLE_FRAME_CLOUDS: the whole frame with this many clouds of 5,000 splats each.
+for n in ${WHOLE_FRAME_CLOUDS:-}; do
+    /tmp/bench --cloud-grid $n --whole-frame --frames ${FRAMES:-200} --warmup 30 \
+        --json $OUT/ours_clouds${n}_frame.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+done
 # The SH3 images (ours in each layout, gsplat's) travel as one archive.
 ls /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm >/dev/null 2>&1 \
     && tar czf $OUT/sh3_images.tgz -C /tmp $(cd /tmp && ls ours_SH3_*.png gsplat_SH3_*.ppm 2>/dev/null)

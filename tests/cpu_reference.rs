@@ -59,7 +59,10 @@ fn cloud(splats: &[Splat]) -> GaussianSplats {
         .iter()
         .flat_map(|s| s.colour.map(|c| (c - 0.5) / SH_C0))
         .collect();
-    GaussianSplats::new(geometry, sh, 0).unwrap()
+    // f32 storage: the CPU reference reads the same f32 values.
+    GaussianSplats::new(geometry, sh, 0)
+        .unwrap()
+        .with_storage(SplatStorage::Full)
 }
 
 /// How a GPU image compares with the CPU reference.
@@ -320,8 +323,9 @@ fn many_overlapping_splats_saturate_like_the_reference() {
 
 #[test]
 fn pair_buffers_grow_until_the_frame_is_complete() {
-    // 300 faint screen-covering splats on 256 tiles need 76,800 tile pairs, more than
-    // the 65,536 a view starts with: the first frame is short, later ones complete.
+    // 300 faint screen-covering splats on every tile (256 of 16×16 or 1,024 of 8×8)
+    // need 300 pairs per tile, more than the 65,536 a view starts with: the first
+    // frame is short, later ones complete.
     let splats: Vec<Splat> = (0..300)
         .map(|i| {
             let z = 2.0 + i as f32 * 0.01;
@@ -331,7 +335,8 @@ fn pair_buffers_grow_until_the_frame_is_complete() {
         .collect();
     let c = compare_from(cloud(&splats), UVec2::new(256, 256), Transform::IDENTITY);
     let stats = c.stats.unwrap();
-    assert_eq!(stats.tile_pairs, 300 * 256);
+    let tiles = (256 / bevy_splat::render::TILE_SIZE).pow(2);
+    assert_eq!(stats.tile_pairs, 300 * tiles);
     assert_eq!(stats.tile_pairs_kept, stats.tile_pairs);
     assert!(c.lit > 0 && c.worst <= 2, "max difference {}/255", c.worst);
 }
@@ -357,7 +362,8 @@ fn the_degenerate_lod_tile_matches_the_reference() {
         "/tests/data/degenerate_lod_tile_sh3.ply"
     ))
     .unwrap();
-    let splats = GaussianSplats::from(bevy_splat::asset::formats::ply::decode(&bytes).unwrap());
+    let splats = GaussianSplats::from(bevy_splat::asset::formats::ply::decode(&bytes).unwrap())
+        .with_storage(SplatStorage::Full);
     let bounds = splats.bounds().unwrap();
     let centre = Vec3::from(bounds.center);
     let size = UVec2::new(96, 64);

@@ -555,3 +555,60 @@ fn benchmark_sort_and_scan() {
         );
     }
 }
+
+/// A sort told its keys' range (`SortBuffers::with_key_range`) orders by the top bits
+/// of (key − smallest): exactly when the keys span fewer than 2^bits values, and by
+/// the span's top bits, stably, when they span more.
+#[test]
+fn a_ranged_sort_orders_by_the_top_bits_of_the_span() {
+    let gpu = Gpu::new();
+    let sort = RadixSort::new(&gpu.device);
+    let mut rng = Rng(7);
+    const RANGE_WORD: usize = 70;
+    let n = 50_000u32;
+    // (smallest key, span): within 24 bits, then 4 bits more (the lowest 4 ignored).
+    for (base, span) in [(0x3f80_0000u32, 1u32 << 24), (0x3c00_0000, 1 << 28)] {
+        let low: Vec<u32> = (0..n)
+            .map(|_| base + rng.below(u64::from(span)) as u32)
+            .collect();
+        // The high word carries a payload the sort must move, not sort by.
+        let keys: Vec<[u32; 2]> = low.iter().map(|&k| [k, k ^ 0x5555]).collect();
+        let mut words = vec![SENTINEL; COUNTER_WORDS];
+        words[COUNT_WORD] = n;
+        let most = *low.iter().max().unwrap();
+        let least = *low.iter().min().unwrap();
+        words[RANGE_WORD] = most;
+        words[RANGE_WORD + 1] = !least;
+        let counter = gpu.upload(&words, wgpu::BufferUsages::STORAGE);
+        let buffers = SortBuffers::with_key_range(
+            &gpu.device,
+            &sort,
+            n,
+            &counter,
+            (COUNT_WORD * 4) as u64,
+            (RANGE_WORD * 4) as u64,
+            24,
+        );
+        fill(&gpu, &buffers, &keys);
+        let mut result = usize::MAX;
+        gpu.run(|pass| result = sort.encode(pass, &buffers, 24));
+        assert_eq!(result, 1, "three passes end in buffer 1");
+
+        let bits = 32 - (most - least).leading_zeros();
+        let shift = bits.saturating_sub(24);
+        let mut order: Vec<u32> = (0..n).collect();
+        order.sort_by_key(|&i| (low[i as usize] - least) >> shift); // stable
+        let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
+        let got_keys: Vec<[u32; 2]> = gpu.read(&buffers.keys[result], n as usize);
+        let want_keys: Vec<[u32; 2]> = order.iter().map(|&i| keys[i as usize]).collect();
+        let what = format!("ranged sort over a span of 2^{}", span.trailing_zeros());
+        assert_same(&format!("{what}: values"), &got_values, &order);
+        assert_same(&format!("{what}: keys"), &got_keys, &want_keys);
+        if shift == 0 {
+            assert!(
+                got_keys.windows(2).all(|w| w[0][0] <= w[1][0]),
+                "{what}: exact order"
+            );
+        }
+    }
+}

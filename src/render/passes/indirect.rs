@@ -11,8 +11,10 @@ pub const PAIRS_KEPT_OFFSET: u64 = 8;
 pub const VISIBLE_KEPT_OFFSET: u64 = 12;
 pub const VISIBLE_DISPATCH_OFFSET: u64 = 16;
 pub const PAIR_DISPATCH_OFFSET: u64 = 32;
+/// The largest depth key the preprocess wrote, then the complement of the smallest.
+pub const DEPTH_KEY_RANGE_OFFSET: u64 = 48;
 /// Size of the counters buffer.
-pub const COUNTERS_SIZE: u64 = 48;
+pub const COUNTERS_SIZE: u64 = 64;
 
 pub struct IndirectPass {
     layout: BindGroupLayout,

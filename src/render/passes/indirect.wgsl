@@ -4,7 +4,7 @@
 
 // counters: 0 visible splats, 1 pairs needed, 2 pairs kept (≤ capacity), 3 visible
 // splats kept (≤ capacity), 4..6 dispatch over kept splats, 8..10 dispatch over kept
-// pairs. Preprocess and duplicate count what they would write past a capacity, so the
+// pairs, 12 the largest depth key written, 13 the complement of the smallest. Preprocess and duplicate count what they would write past a capacity, so the
 // CPU learns what the band needs.
 @group(0) @binding(0) var<storage, read_write> counters: array<u32>;
 // x: pair capacity, y: splat capacity.

@@ -7,6 +7,7 @@ use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Dev
 use super::common::{
     bind_group, compute_pipeline, grid_for, layout, shader_module, slice, storage, uniform,
 };
+use super::indirect::COUNTERS_SIZE;
 
 /// Where one cloud stands relative to the view (`CloudInstance` in WGSL).
 #[repr(C)]
@@ -146,7 +147,7 @@ impl PreprocessPass {
                 geometry.as_entire_binding(),
                 sh.as_entire_binding(),
                 projected.as_entire_binding(),
-                slice(counters, 0, 4),
+                slice(counters, 0, COUNTERS_SIZE),
                 instances.as_entire_binding(),
                 depth_keys.as_entire_binding(),
                 depth_slots.as_entire_binding(),

@@ -69,7 +69,16 @@ struct ChunkParams {
 // `sh_coefficient` and `sh_finite`, come from the layout's file the host appends:
 // `preprocess_full.wgsl` (f32, or f16 SH) or `preprocess_compact.wgsl`.
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
-@group(0) @binding(5) var<storage, read_write> visible_count: atomic<u32>;
+// The view's counters (`indirect.wgsl`): the visible count, and the range of the depth
+// keys written (the largest, and the complement of the smallest, so that a buffer
+// cleared to zero starts both) that lets the depth sort take fewer passes.
+struct PreprocessCounters {
+    visible: atomic<u32>,
+    others: array<u32, 11>,
+    depth_key_max: atomic<u32>,
+    depth_key_min_complement: atomic<u32>,
+}
+@group(0) @binding(5) var<storage, read_write> counters: PreprocessCounters;
 @group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
 // x: the depth's bits (positive floats order like their bit patterns), the sort key;
 // y: the tile count, carried along so that it comes out in depth order.
@@ -164,11 +173,42 @@ fn opacity_of(logit: f32) -> f32 {
     return 1.0 / (1.0 + exp(-logit));
 }
 
+var<workgroup> group_key_max: atomic<u32>;
+var<workgroup> group_key_min_complement: atomic<u32>;
+
 @compute @workgroup_size(256)
-fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let thread = gid.x + gid.y * chunk.grid_width;
+fn preprocess(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    if local == 0u {
+        atomicStore(&group_key_max, 0u);
+        atomicStore(&group_key_min_complement, 0u);
+    }
+    workgroupBarrier();
+    let written = project_splat(gid.x + gid.y * chunk.grid_width);
+    if written.y == 1u {
+        atomicMax(&group_key_max, written.x);
+        atomicMax(&group_key_min_complement, ~written.x);
+    }
+    // One global atomic per workgroup and word, not one per splat.
+    workgroupBarrier();
+    if local == 0u {
+        let most = atomicLoad(&group_key_max);
+        let least_complement = atomicLoad(&group_key_min_complement);
+        if least_complement != 0u {
+            atomicMax(&counters.depth_key_max, most);
+            atomicMax(&counters.depth_key_min_complement, least_complement);
+        }
+    }
+}
+
+// Projects the splat of `thread`; when it is kept and written, returns its depth key
+// and 1, else (0, 0).
+fn project_splat(thread: u32) -> vec2<u32> {
+    let none = vec2<u32>(0u, 0u);
     if thread >= chunk.splat_count * chunk.instance_count {
-        return;
+        return none;
     }
     // Consecutive threads take consecutive splats of one instance.
     let index = thread % chunk.splat_count;
@@ -180,23 +220,23 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         && valid_log_scale(g.log_scale.z);
     if !finite4(vec4<f32>(g.position, 0.0)) || !finite4(g.rotation) || !scales_ok
         || !sh_finite(index) {
-        return;
+        return none;
     }
     var opacity = opacity_of(g.opacity_logit) * tint.a;
     if !(opacity >= ALPHA_MIN) || !kept_by_crop(instance, g.position) {
-        return;
+        return none;
     }
 
     // Centre in camera space (x right, y down, z forward).
     let p = (cam_from_cloud_4 * vec4<f32>(g.position, 1.0)).xyz;
     if !(p.z >= view.near) {
-        return;
+        return none;
     }
 
     // 3-D covariance Σ = M Mᵀ with M = R S, taken into camera space.
     let q_norm = length(g.rotation);
     if !(q_norm > 0.0) || !finite(q_norm) {
-        return;
+        return none;
     }
     let q = g.rotation / q_norm;
     let w = q.x;
@@ -239,7 +279,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     let det = cov_a * cov_c - cov_b * cov_b;
     // Huge scales overflow to ∞ or NaN here: such splats are culled, never drawn.
     if !finite4(vec4<f32>(cov_a, cov_b, cov_c, det)) || !(det > 0.0) {
-        return;
+        return none;
     }
     if instances[instance].antialiased == 1u {
         // The blur widened the footprint; scaling opacity by the ratio of the
@@ -247,7 +287,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         let det_unblurred = (cov_a - 0.3) * (cov_c - 0.3) - cov_b * cov_b;
         opacity *= sqrt(max(0.000025, det_unblurred / det));
         if !(opacity >= ALPHA_MIN) {
-            return;
+            return none;
         }
     }
 
@@ -261,7 +301,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     splat.conic_c = cov_a / det;
     splat.extent = 2.0 * log(255.0 * opacity);
     if !finite4(vec4<f32>(splat.x, splat.y, splat.conic_a, splat.conic_c)) || !finite(splat.conic_b) {
-        return;
+        return none;
     }
 
     // Rows the ellipse reaches: its half-height is sqrt(extent · Σ₂ᴅ yy).
@@ -270,7 +310,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
     let row_first = max(ceil((splat.y - half_height - TILE_LAST_CENTRE) / f32(TILE_SIZE)), f32(view.band_first_row));
     let row_last = min(floor((splat.y + half_height - 0.5) / f32(TILE_SIZE)), f32(view.band_end_row) - 1.0);
     if row_first > row_last {
-        return;
+        return none;
     }
     splat.tile_rows = u32(row_first) | (u32(row_last) << 16u);
 
@@ -280,7 +320,7 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
         tiles += u32(max(span.y - span.x + 1, 0));
     }
     if tiles == 0u {
-        return;
+        return none;
     }
 
     let dir = normalize(g.position - instances[instance].camera_in_cloud.xyz);
@@ -291,16 +331,18 @@ fn preprocess(@builtin(global_invocation_id) gid: vec3<u32>) {
 
     // Past the capacity the splat is only counted: the band needs bigger buffers (or
     // the view more bands) and the CPU sees it in the count.
-    let slot = atomicAdd(&visible_count, 1u);
+    let slot = atomicAdd(&counters.visible, 1u);
     if slot < view.splat_capacity {
         projected[slot] = splat;
         // Sort keys must be positive floats: orthographic views count from their near
         // plane, which may lie behind the camera (p.z ≥ near was tested above).
-        let key_depth = select(splat.depth, splat.depth - view.near, orthographic);
-        depth_keys[slot] = vec2<u32>(bitcast<u32>(key_depth), tiles);
+        let key = bitcast<u32>(select(splat.depth, splat.depth - view.near, orthographic));
+        depth_keys[slot] = vec2<u32>(key, tiles);
         depth_slots[slot] = slot;
         if slot < arrayLength(&sources) {
             sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
         }
+        return vec2<u32>(key, 1u);
     }
+    return none;
 }

@@ -84,6 +84,8 @@ const STATE_WORDS: usize = 16;
 const STATE_ARGS_OFFSET: u64 = 6 * 4;
 const STATE_HIST_LEN_OFFSET: u64 = 9 * 4;
 const STATE_HIST_TOTAL_OFFSET: u64 = 10 * 4;
+/// `state[2]` of a sort without a key range.
+const NO_RANGE: u32 = u32::MAX;
 
 const SETUP_SHADER: &str = include_str!("radix_sort_setup.wgsl");
 const SORT_SHADER: &str = include_str!("radix_sort.wgsl");
@@ -328,6 +330,43 @@ impl SortBuffers {
         count: &wgpu::Buffer,
         count_offset: u64,
     ) -> Self {
+        Self::build(device, sort, capacity, count, count_offset, None)
+    }
+
+    /// Like [`SortBuffers::new`], for keys whose low words the GPU bounds each time:
+    /// `count` also holds, at `range_offset`, the largest low word and then the
+    /// complement of the smallest (both zero when there are no keys). The sort then
+    /// orders by the top `bits` bits of (low word − smallest), so a sort of `bits`
+    /// bits (`ceil(bits / 8)` passes) is exact whenever the keys span fewer than
+    /// 2^`bits` values, and otherwise ignores only the lowest bits of the span. The
+    /// high word of 64-bit keys is not sorted.
+    pub fn with_key_range(
+        device: &wgpu::Device,
+        sort: &RadixSort,
+        capacity: u32,
+        count: &wgpu::Buffer,
+        count_offset: u64,
+        range_offset: u64,
+        bits: u32,
+    ) -> Self {
+        Self::build(
+            device,
+            sort,
+            capacity,
+            count,
+            count_offset,
+            Some((range_offset, bits)),
+        )
+    }
+
+    fn build(
+        device: &wgpu::Device,
+        sort: &RadixSort,
+        capacity: u32,
+        count: &wgpu::Buffer,
+        count_offset: u64,
+        range: Option<(u64, u32)>,
+    ) -> Self {
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_SRC
             | wgpu::BufferUsages::COPY_DST;
@@ -349,10 +388,31 @@ impl SortBuffers {
             make("radix sort values 1", 4),
         ];
 
-        let (count_binding, count_index) = word_binding(count, count_offset);
+        // One binding reaches n and, for a ranged sort, the two range words after it.
+        let first_word = range.map_or(count_offset, |(offset, _)| count_offset.min(offset));
+        let last_word = range.map_or(count_offset, |(offset, _)| count_offset.max(offset + 4));
+        let (mut count_binding, _) = word_binding(count, first_word);
+        assert!(
+            last_word + 4 <= count.size(),
+            "the key range lies outside its buffer"
+        );
+        let start = count_binding.offset;
+        count_binding.size = NonZeroU64::new(last_word + 4 - start);
+        let index_of = |offset: u64| {
+            assert!(
+                offset >= start && offset.is_multiple_of(4),
+                "the count and the key range must be 4-byte words"
+            );
+            ((offset - start) / 4) as u32
+        };
         let mut init = [0u32; STATE_WORDS];
-        init[0] = count_index;
+        init[0] = index_of(count_offset);
         init[1] = capacity;
+        init[2] = NO_RANGE;
+        if let Some((offset, bits)) = range {
+            init[2] = index_of(offset);
+            init[3] = bits.clamp(1, 32);
+        }
         let state = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("radix sort state"),
             contents: bytemuck::cast_slice(&init),

@@ -16,7 +16,8 @@
 //   RADIX: u32          digit values per pass
 //   SortKey             the key type, and key_word(key, word): its 32-bit word `word`
 //
-// `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks.
+// `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks, and for
+// a sort over a key range, [11] the base and [12] the shift of the low word.
 //
 // Measured on an H200 (Vulkan, 30M pairs): workgroup memory costs occupancy there
 // (17 KiB more per workgroup made scatter 40% slower), so the kernels keep theirs
@@ -57,7 +58,13 @@ fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 }
 
 fn digit_of(key: SortKey) -> u32 {
-    return (key_word(key, params.word) >> params.shift) & params.mask;
+    var word = key_word(key, params.word);
+    var shift = params.shift;
+    if params.word == 0u {
+        word -= state[11];
+        shift += state[12];
+    }
+    return (word >> min(shift, 31u)) & params.mask;
 }
 
 @compute @workgroup_size(WG)

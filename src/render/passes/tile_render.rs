@@ -1,4 +1,4 @@
-//! tile render: one workgroup per tile (16×16 pixels) blends its sorted splats front to back
+//! tile render: one workgroup per tile (8×8 pixels) blends its sorted splats front to back
 //! into the view's splat layer, stopping at the opaque scene's depth.
 
 use bevy::math::UVec2;

@@ -7,8 +7,8 @@
 // Each staged splat carries a mask of the tile's strips of STRIP_ROWS pixel rows that
 // its α ≥ 1/255 ellipse reaches. A thread skips a splat whose mask misses its strip
 // before reading the footprint: the exact test would reject every pixel there anyway,
-// and since the threads of one hardware subgroup share a strip (two rows of 16 are 32
-// threads), whole subgroups skip at the cost of one compare.
+// and where every thread of a hardware subgroup (32 threads: four rows of 8) misses,
+// the whole subgroup skips at the cost of one compare.
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;

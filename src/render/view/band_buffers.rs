@@ -12,8 +12,10 @@ use super::uniform::{BandUniform, SplatCamera, SplatViewUniform};
 use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::common::buffer;
+use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::indirect::{
-    COUNTERS_SIZE, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET, VISIBLE_KEPT_OFFSET,
+    COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET,
+    VISIBLE_KEPT_OFFSET,
 };
 use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
@@ -149,12 +151,14 @@ impl BandBuffers {
             &counters,
             PAIRS_NEEDED_OFFSET,
         );
-        let depth_sort = SortBuffers::new(
+        let depth_sort = SortBuffers::with_key_range(
             device,
             &pipelines.sort,
             capacity.splats.max(1),
             &counters,
             VISIBLE_KEPT_OFFSET,
+            DEPTH_KEY_RANGE_OFFSET,
+            DEPTH_KEY_BITS,
         );
         let sort = SortBuffers::new(
             device,
