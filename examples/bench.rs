@@ -8,7 +8,7 @@
 //!     [--json out.json] [--png out.png] [--max-binding-mib N]
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
-//! ... [--whole-frame] [--pick N] [--half-sh | --compact]
+//! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact]
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -31,8 +31,8 @@
 //! GPU together, pipelined rendering as Bevy does it, no surface to present to), and
 //! the CPU time of the plugin's own prepare and pass recording per frame.
 //!
-//! `--half-sh` keeps the SH coefficients as f16 on the GPU, `--compact` stores the
-//! splats in the compact layout (`SplatStorage`).
+//! The splats are stored as the library's default (`SplatStorage::HalfSh`, f16 SH);
+//! `--full` keeps everything f32, `--compact` uses the compact layout.
 //!
 //! `--pick N` makes the camera pick N pointer pixels every frame, as
 //! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
@@ -80,7 +80,7 @@ struct Args {
     max_binding_mib: Option<u32>,
     /// Pointer pixels the camera picks every frame (the GPU pick's cost).
     pick: usize,
-    /// How the GPU stores the splats (`--half-sh`, `--compact`).
+    /// How the GPU stores the splats (`--full`, `--half-sh`, `--compact`).
     storage: SplatStorage,
 }
 
@@ -117,7 +117,7 @@ fn parse_args() -> Result<Args, String> {
         png: None,
         max_binding_mib: None,
         pick: 0,
-        storage: SplatStorage::Full,
+        storage: SplatStorage::default(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -153,6 +153,7 @@ fn parse_args() -> Result<Args, String> {
             "--json" => args.json = Some(value()?.into()),
             "--png" => args.png = Some(value()?.into()),
             "--max-binding-mib" => args.max_binding_mib = Some(number(value()?)?),
+            "--full" => args.storage = SplatStorage::Full,
             "--half-sh" => args.storage = SplatStorage::HalfSh,
             "--compact" => args.storage = SplatStorage::Compact,
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),

@@ -295,8 +295,9 @@ fn half_precision_sh_halves_the_sh_memory() {
     .unwrap();
     let splats = GaussianSplats::from(ply::decode(&bytes).unwrap());
     let n = splats.len() as u64;
-    let full = cloud_bytes(splats.clone());
-    let half = cloud_bytes(splats.with_half_precision_sh(true));
+    let full = cloud_bytes(splats.clone().with_storage(bevy_splat::SplatStorage::Full));
+    let half = cloud_bytes(splats.clone().with_half_precision_sh(true));
+    assert_eq!(cloud_bytes(splats), half, "f16 SH is the default");
     // 48 bytes of geometry per splat, and 48 SH floats (degree 3) as f32 or as f16.
     assert_eq!(full, n * (48 + 48 * 4));
     assert_eq!(half, n * (48 + 48 * 2));

@@ -20,18 +20,22 @@ struct Args {
     raster_mode: Option<SplatRasterMode>,
 }
 
-const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--half-sh | --compact] \
+const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--full | --half-sh | --compact] \
                      [--raster-mode classic|antialiased] (FILE: .ply, .splat, .spz, .sog, a SOG meta.json, .gltf or .glb)";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut ply = None;
     let mut cameras = None;
     let mut out = None;
-    let mut storage = SplatStorage::Full;
+    let mut storage = SplatStorage::default();
     let mut raster_mode = None;
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
         let slot = match flag.as_str() {
+            "--full" => {
+                storage = SplatStorage::Full;
+                continue;
+            }
             "--half-sh" => {
                 storage = SplatStorage::HalfSh;
                 continue;

@@ -4,8 +4,8 @@
 //! cargo run --release --example render -- --ply FILE --cameras CAMERAS.json --out DIR
 //! ```
 //!
-//! `--half-sh` keeps the SH coefficients as f16 on the GPU, `--compact` stores the
-//! splats in the compact layout (`SplatStorage`).
+//! The splats are stored as the library's default (`SplatStorage::HalfSh`: f16 SH);
+//! `--full` keeps everything f32, `--compact` uses the compact layout.
 //!
 //! Each camera renders at its own width and height on black, with the splat layer's
 //! values as rendered (no tonemapping, no colour conversion), to `DIR/<img_name>.png`

@@ -26,10 +26,12 @@ pub type PlyLoaderSettings = SplatLoaderSettings;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SplatLoaderSettings {
     /// Keep the SH coefficients as f16 on the GPU (see
-    /// [`GaussianSplats::with_half_precision_sh`]); `storage` wins when it is not
+    /// [`GaussianSplats::with_half_precision_sh`]). From before [`SplatStorage`];
+    /// f16 SH is the default now, so `true` changes nothing unless `storage` is
     /// [`SplatStorage::Full`].
     pub half_precision_sh: bool,
-    /// How the GPU stores the splats ([`SplatStorage`]).
+    /// How the GPU stores the splats ([`SplatStorage`], f16 SH by default; choose
+    /// `Full` for the f32 reference image, `Compact` for the least memory).
     #[serde(default)]
     pub storage: SplatStorage,
 }
