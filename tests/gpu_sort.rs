@@ -5,7 +5,9 @@ mod common;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use bevy_splat::render::passes::radix_sort::{RadixSort, SORT_BLOCK, SortBuffers, SortKey};
+use bevy_splat::render::passes::radix_sort::{
+    RadixSort, SORT_BLOCK, SortBuffers, SortKey, SortValues,
+};
 use bevy_splat::render::passes::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
 
@@ -558,11 +560,14 @@ fn benchmark_sort_and_scan() {
 
 /// A sort told its keys' range (`SortBuffers::with_key_range`) orders by the top bits
 /// of (key − smallest): exactly when the keys span fewer than 2^bits values, and by
-/// the span's top bits, stably, when they span more.
+/// the span's top bits, stably, when they span more. 64-bit keys (the high word moves
+/// along unsorted) with the caller's values, and 32-bit keys whose values are their
+/// input indices (as the depth sort runs).
 #[test]
 fn a_ranged_sort_orders_by_the_top_bits_of_the_span() {
     let gpu = Gpu::new();
     let sort = RadixSort::new(&gpu.device);
+    let sort_u32 = RadixSort::with_key(&gpu.device, SortKey::U32);
     let mut rng = Rng(7);
     const RANGE_WORD: usize = 70;
     let n = 50_000u32;
@@ -580,28 +585,32 @@ fn a_ranged_sort_orders_by_the_top_bits_of_the_span() {
         words[RANGE_WORD] = most;
         words[RANGE_WORD + 1] = !least;
         let counter = gpu.upload(&words, wgpu::BufferUsages::STORAGE);
-        let buffers = SortBuffers::with_key_range(
-            &gpu.device,
-            &sort,
-            n,
-            &counter,
-            (COUNT_WORD * 4) as u64,
-            (RANGE_WORD * 4) as u64,
-            24,
-        );
-        fill(&gpu, &buffers, &keys);
-        let mut result = usize::MAX;
-        gpu.run(|pass| result = sort.encode(pass, &buffers, 24));
-        assert_eq!(result, 1, "three passes end in buffer 1");
-
+        let ranged = |sort: &RadixSort, values| {
+            SortBuffers::with_key_range(
+                &gpu.device,
+                sort,
+                n,
+                &counter,
+                (COUNT_WORD * 4) as u64,
+                (RANGE_WORD * 4) as u64,
+                24,
+                values,
+            )
+        };
         let bits = 32 - (most - least).leading_zeros();
         let shift = bits.saturating_sub(24);
         let mut order: Vec<u32> = (0..n).collect();
         order.sort_by_key(|&i| (low[i as usize] - least) >> shift); // stable
-        let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
-        let got_keys: Vec<[u32; 2]> = gpu.read(&buffers.keys[result], n as usize);
-        let want_keys: Vec<[u32; 2]> = order.iter().map(|&i| keys[i as usize]).collect();
         let what = format!("ranged sort over a span of 2^{}", span.trailing_zeros());
+
+        let wide = ranged(&sort, SortValues::Given);
+        fill(&gpu, &wide, &keys);
+        let mut result = usize::MAX;
+        gpu.run(|pass| result = sort.encode(pass, &wide, 24));
+        assert_eq!(result, 1, "three passes end in buffer 1");
+        let got_values: Vec<u32> = gpu.read(&wide.values[result], n as usize);
+        let got_keys: Vec<[u32; 2]> = gpu.read(&wide.keys[result], n as usize);
+        let want_keys: Vec<[u32; 2]> = order.iter().map(|&i| keys[i as usize]).collect();
         assert_same(&format!("{what}: values"), &got_values, &order);
         assert_same(&format!("{what}: keys"), &got_keys, &want_keys);
         if shift == 0 {
@@ -610,5 +619,22 @@ fn a_ranged_sort_orders_by_the_top_bits_of_the_span() {
                 "{what}: exact order"
             );
         }
+
+        // 32-bit keys, values = input indices: values[0] holds garbage the sort must
+        // not read.
+        let narrow = ranged(&sort_u32, SortValues::InputIndex);
+        gpu.queue
+            .write_buffer(&narrow.keys[0], 0, bytemuck::cast_slice(&low));
+        gpu.queue.write_buffer(
+            &narrow.values[0],
+            0,
+            bytemuck::cast_slice(&vec![SENTINEL; n as usize]),
+        );
+        gpu.run(|pass| result = sort_u32.encode(pass, &narrow, 24));
+        let got_values: Vec<u32> = gpu.read(&narrow.values[result], n as usize);
+        let got_keys: Vec<u32> = gpu.read(&narrow.keys[result], n as usize);
+        let want_keys: Vec<u32> = order.iter().map(|&i| low[i as usize]).collect();
+        assert_same(&format!("{what}, u32: values"), &got_values, &order);
+        assert_same(&format!("{what}, u32: keys"), &got_keys, &want_keys);
     }
 }

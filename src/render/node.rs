@@ -156,9 +156,7 @@ pub fn splat_pass(
     // The bind groups read each sort's result where `RadixSort::output_index` says.
     stage(encoder, &diagnostics, timestamps, 4, |pass| {
         for (band, buffers) in bands() {
-            pipelines
-                .tile_sort
-                .encode(pass, &buffers.sort, band.key_bits);
+            pipelines.sort.encode(pass, &buffers.sort, band.key_bits);
         }
     });
     stage(encoder, &diagnostics, timestamps, 5, |pass| {
@@ -170,7 +168,7 @@ pub fn splat_pass(
                 .tile_order
                 .encode_keys(pass, &band.tile_order, band.tiles.x * band.tiles.y);
             pipelines
-                .tile_sort
+                .sort
                 .encode(pass, &buffers.tile_order, TILE_ORDER_KEY_BITS);
         }
     });

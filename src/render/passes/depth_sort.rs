@@ -1,6 +1,6 @@
-//! depth sort: the visible splats' slots sorted by view depth (the radix sort over the
-//! top 24 bits of the frame's depth-key range), then their tile counts gathered in
-//! that order for the scan.
+//! depth sort: the visible splats' slots sorted by view depth (the radix sort of
+//! 32-bit keys over the top 24 bits of the frame's depth-key range, the values being
+//! the slots), then their tile counts gathered in that order for the scan.
 //!
 //! Sorting splats by depth once and their (splat, tile) pairs by tile alone moves
 //! less data than sorting every pair by a tile-and-depth key: at 1080p that was six
@@ -30,7 +30,12 @@ impl DepthSortPass {
         let layout = layout(
             device,
             "splat depth order",
-            &[storage(0, true), storage(1, true), storage(2, false)],
+            &[
+                storage(0, true),
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
+            ],
         );
         let module = shader_module(device, "splat depth order", include_str!("depth_sort.wgsl"));
         let gather = compute_pipeline(
@@ -43,13 +48,14 @@ impl DepthSortPass {
         Self { layout, gather }
     }
 
-    /// `sorted_keys` are the depth sort's output keys, (depth, tile count) nearest
-    /// first; their tile counts are copied into `tile_offsets` in that order.
+    /// `by_depth` are the depth sort's output values (slots, nearest first); their
+    /// `tile_counts` are copied into `tile_offsets` in that order.
     pub fn bind_group(
         &self,
         device: &Device,
         counters: &Buffer,
-        sorted_keys: &Buffer,
+        by_depth: &Buffer,
+        tile_counts: &Buffer,
         tile_offsets: &Buffer,
     ) -> BindGroup {
         bind_group(
@@ -58,7 +64,8 @@ impl DepthSortPass {
             &self.layout,
             &[
                 counters.as_entire_binding(),
-                sorted_keys.as_entire_binding(),
+                by_depth.as_entire_binding(),
+                tile_counts.as_entire_binding(),
                 tile_offsets.as_entire_binding(),
             ],
         )

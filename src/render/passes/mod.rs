@@ -47,10 +47,8 @@ pub struct SplatPipelines {
     pub(crate) depth_sort: depth_sort::DepthSortPass,
     pub(crate) scan: scan::PrefixScan,
     pub(crate) duplicate: duplicate::DuplicatePass,
-    /// Sorts 64-bit keys: the visible splats by depth.
+    /// Sorts 32-bit keys: the visible splats by depth, pairs by tile, tiles by work.
     pub(crate) sort: radix_sort::RadixSort,
-    /// Sorts 32-bit keys: pairs by tile, tiles by work.
-    pub(crate) tile_sort: radix_sort::RadixSort,
     pub(crate) tile_range: tile_range::TileRangePass,
     pub(crate) tile_order: tile_order::TileOrderPass,
     pub(crate) tile_render: tile_render::TileRenderPass,
@@ -67,8 +65,7 @@ impl SplatPipelines {
             depth_sort: depth_sort::DepthSortPass::new(device),
             scan: scan::PrefixScan::new(device),
             duplicate: duplicate::DuplicatePass::new(device),
-            sort: radix_sort::RadixSort::new(device),
-            tile_sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32),
+            sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32),
             tile_range: tile_range::TileRangePass::new(device),
             tile_order: tile_order::TileOrderPass::new(device),
             tile_render: tile_render::TileRenderPass::new(device),

@@ -134,7 +134,7 @@ impl PreprocessPass {
         counters: &Buffer,
         instances: &Buffer,
         depth_keys: &Buffer,
-        depth_slots: &Buffer,
+        tile_counts: &Buffer,
         sources: &Buffer,
     ) -> BindGroup {
         bind_group(
@@ -150,7 +150,7 @@ impl PreprocessPass {
                 slice(counters, 0, COUNTERS_SIZE),
                 instances.as_entire_binding(),
                 depth_keys.as_entire_binding(),
-                depth_slots.as_entire_binding(),
+                tile_counts.as_entire_binding(),
                 sources.as_entire_binding(),
             ],
         )

@@ -2,9 +2,9 @@
 // share an asset are drawn by one dispatch: a dispatch per cloud would put a pipeline
 // barrier between every two clouds). Projects the splat into the view,
 // culls it, evaluates its colour and counts the tiles it touches. Visible splats are
-// appended (compacted) to `projected`; their depth and tile count (as a sort key) and
-// their slot go to `depth_keys`/`depth_slots` for the depth sort; for a view that
-// picks, where each came from goes to `sources`.
+// appended (compacted) to `projected`; their depth key goes to `depth_keys` for the
+// depth sort (whose values are the slots) and their tile count to `tile_counts`; for
+// a view that picks, where each came from goes to `sources`.
 
 struct SplatGeometry {
     position: vec3<f32>,
@@ -82,8 +82,10 @@ struct PreprocessCounters {
 @group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
 // x: the depth's bits (positive floats order like their bit patterns), the sort key;
 // y: the tile count, carried along so that it comes out in depth order.
-@group(0) @binding(7) var<storage, read_write> depth_keys: array<vec2<u32>>;
-@group(0) @binding(8) var<storage, read_write> depth_slots: array<u32>;
+// The depth's bits (positive floats order like their bit patterns), the sort key.
+@group(0) @binding(7) var<storage, read_write> depth_keys: array<u32>;
+// The tiles each splat touches, by slot: gathered in depth order after the sort.
+@group(0) @binding(8) var<storage, read_write> tile_counts: array<u32>;
 // For pointer picking: each projected splat's instance and index in its asset. A
 // one-element stand-in when the view picks nothing.
 @group(0) @binding(9) var<storage, read_write> sources: array<vec2<u32>>;
@@ -337,8 +339,8 @@ fn project_splat(thread: u32) -> vec2<u32> {
         // Sort keys must be positive floats: orthographic views count from their near
         // plane, which may lie behind the camera (p.z ≥ near was tested above).
         let key = bitcast<u32>(select(splat.depth, splat.depth - view.near, orthographic));
-        depth_keys[slot] = vec2<u32>(key, tiles);
-        depth_slots[slot] = slot;
+        depth_keys[slot] = key;
+        tile_counts[slot] = tiles;
         if slot < arrayLength(&sources) {
             sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
         }

@@ -67,6 +67,16 @@ impl SortKey {
         }
     }
 }
+/// Where a sort's values come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortValues {
+    /// The caller fills `values[0]`.
+    Given,
+    /// Each pair's value is its index in the input (`values[0]` is neither read nor
+    /// needed): the sorted values say where each sorted key came from.
+    InputIndex,
+}
+
 /// Key bits sorted per pass.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
@@ -330,7 +340,15 @@ impl SortBuffers {
         count: &wgpu::Buffer,
         count_offset: u64,
     ) -> Self {
-        Self::build(device, sort, capacity, count, count_offset, None)
+        Self::build(
+            device,
+            sort,
+            capacity,
+            count,
+            count_offset,
+            None,
+            SortValues::Given,
+        )
     }
 
     /// Like [`SortBuffers::new`], for keys whose low words the GPU bounds each time:
@@ -339,7 +357,8 @@ impl SortBuffers {
     /// orders by the top `bits` bits of (low word − smallest), so a sort of `bits`
     /// bits (`ceil(bits / 8)` passes) is exact whenever the keys span fewer than
     /// 2^`bits` values, and otherwise ignores only the lowest bits of the span. The
-    /// high word of 64-bit keys is not sorted.
+    /// high word of 64-bit keys is not sorted. `values` says whether the caller fills
+    /// `values[0]` or the values are the pairs' input indices.
     pub fn with_key_range(
         device: &wgpu::Device,
         sort: &RadixSort,
@@ -348,6 +367,7 @@ impl SortBuffers {
         count_offset: u64,
         range_offset: u64,
         bits: u32,
+        values: SortValues,
     ) -> Self {
         Self::build(
             device,
@@ -356,6 +376,7 @@ impl SortBuffers {
             count,
             count_offset,
             Some((range_offset, bits)),
+            values,
         )
     }
 
@@ -366,6 +387,7 @@ impl SortBuffers {
         count: &wgpu::Buffer,
         count_offset: u64,
         range: Option<(u64, u32)>,
+        values_kind: SortValues,
     ) -> Self {
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_SRC
@@ -413,6 +435,7 @@ impl SortBuffers {
             init[2] = index_of(offset);
             init[3] = bits.clamp(1, 32);
         }
+        init[13] = u32::from(values_kind == SortValues::InputIndex);
         let state = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("radix sort state"),
             contents: bytemuck::cast_slice(&init),
@@ -429,6 +452,7 @@ impl SortBuffers {
                 params[at] = first_bit / 32;
                 params[at + 1] = first_bit % 32;
                 params[at + 2] = (1u32 << bits) - 1;
+                params[at + 3] = u32::from(p == 0);
             }
         }
         let params_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

@@ -16,8 +16,9 @@
 //   RADIX: u32          digit values per pass
 //   SortKey             the key type, and key_word(key, word): its 32-bit word `word`
 //
-// `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks, and for
-// a sort over a key range, [11] the base and [12] the shift of the low word.
+// `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks, for a
+// sort over a key range [11] the base and [12] the shift of the low word, and [13] 1
+// when the first pass takes each pair's input index as its value.
 //
 // Measured on an H200 (Vulkan, 30M pairs): workgroup memory costs occupancy there
 // (17 KiB more per workgroup made scatter 40% slower), so the kernels keep theirs
@@ -28,7 +29,8 @@ struct PassParams {
     word: u32,
     shift: u32,
     mask: u32,
-    _pad: u32,
+    // 1 for the first pass: with `state[13]` set, its values are the input indices
+    first_pass: u32,
 }
 
 const MASK_WORDS: u32 = WG / 32u;
@@ -169,7 +171,11 @@ fn scatter(
             }
             let dst = next_slot[digit] + rank;
             keys_out[dst] = key;
-            values_out[dst] = values_in[j];
+            if params.first_pass == 1u && state[13] == 1u {
+                values_out[dst] = j;
+            } else {
+                values_out[dst] = values_in[j];
+            }
         }
         workgroupBarrier();
         // Thread t advances digit t past this round's pairs and clears its masks.

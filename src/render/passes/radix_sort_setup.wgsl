@@ -15,6 +15,7 @@
 //   [10] histogram total (written by the scan, unused)
 //   [11] the smallest low word, [12] the shift: a ranged sort's digits are those of
 //       (low word − [11]) >> [12], so that the range's top bits are the ones sorted
+//   [13] 1: the first pass's values are the pairs' input indices (written at creation)
 
 @group(0) @binding(0) var<storage, read> count_src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> state: array<u32>;

@@ -20,7 +20,7 @@ use crate::render::passes::indirect::{
 use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
 };
-use crate::render::passes::radix_sort::SortBuffers;
+use crate::render::passes::radix_sort::{SortBuffers, SortValues};
 use crate::render::passes::scan::ScanBuffers;
 
 /// The sizes a band's buffers are built for.
@@ -77,6 +77,8 @@ pub struct BandBuffers {
     pub capacities: Buffer,
     pub ranges: Buffer,
     pub scan: ScanBuffers,
+    /// Each visible splat's tile count by slot, for the gather in depth order.
+    pub tile_counts: Buffer,
     /// Visible splats by depth: keys are depths, values their slots.
     pub depth_sort: SortBuffers,
     /// (splat, tile) pairs by tile.
@@ -131,6 +133,7 @@ impl BandBuffers {
             storage,
         );
         let tile_offsets = buffer(device, "splat tile offsets", splats * 4, storage);
+        let tile_counts = buffer(device, "splat tile counts", splats * 4, storage);
         let counters = buffer(
             device,
             "splat counters",
@@ -159,10 +162,11 @@ impl BandBuffers {
             VISIBLE_KEPT_OFFSET,
             DEPTH_KEY_RANGE_OFFSET,
             DEPTH_KEY_BITS,
+            SortValues::InputIndex,
         );
         let sort = SortBuffers::new(
             device,
-            &pipelines.tile_sort,
+            &pipelines.sort,
             capacity.pairs.max(1),
             &counters,
             PAIRS_KEPT_OFFSET,
@@ -175,7 +179,7 @@ impl BandBuffers {
         });
         let tile_order = SortBuffers::new(
             device,
-            &pipelines.tile_sort,
+            &pipelines.sort,
             tiles_in_band.max(1),
             &band_tiles,
             0,
@@ -188,6 +192,7 @@ impl BandBuffers {
             &projected,
             &sources,
             &tile_offsets,
+            &tile_counts,
             &counters,
             &capacities,
             &ranges,
@@ -209,6 +214,7 @@ impl BandBuffers {
             projected,
             sources,
             tile_offsets,
+            tile_counts,
             counters,
             capacities,
             ranges,

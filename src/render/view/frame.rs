@@ -87,7 +87,7 @@ pub fn band_frame(
                 &band.counters,
                 &band.instances,
                 &band.depth_sort.keys[0],
-                &band.depth_sort.values[0],
+                &band.tile_counts,
                 &band.sources,
             );
             PreprocessDispatch {
@@ -156,7 +156,8 @@ pub fn band_frame(
         depth_order: pipelines.depth_sort.bind_group(
             device,
             &band.counters,
-            &band.depth_sort.keys[depth_sorted],
+            by_depth,
+            &band.tile_counts,
             &band.tile_offsets,
         ),
         key_bits: pair_key_bits,
