@@ -389,18 +389,23 @@ fn f16_exact(values: impl IntoIterator<Item = f32>) -> Vec<f32> {
         .collect()
 }
 
+/// 40 round splats over the `SIZE` image at distances 2 to 3.
+fn scattered_splats(next: &mut impl FnMut() -> f32) -> Vec<Splat> {
+    (0..40)
+        .map(|_| {
+            let at = at_pixel(next() * 72.0, next() * 40.0, 2.0 + next());
+            Splat::new(at, 0.05 + 0.1 * next(), 0.3 + 0.6 * next(), [0.5; 3])
+        })
+        .collect()
+}
+
 #[test]
 fn half_precision_sh_decodes_every_degree() {
     let mut rng = Rng(0x1234_5678);
     let mut next = move || rng.next();
     for degree in 0..=3u8 {
         let stride = 3 * (usize::from(degree) + 1).pow(2);
-        let splats: Vec<Splat> = (0..40)
-            .map(|_| {
-                let at = at_pixel(next() * 72.0, next() * 40.0, 2.0 + next());
-                Splat::new(at, 0.05 + 0.1 * next(), 0.3 + 0.6 * next(), [0.5; 3])
-            })
-            .collect();
+        let splats = scattered_splats(&mut next);
         let geometry = splats.iter().map(Splat::geometry).collect();
         let sh = f16_exact((0..splats.len() * stride).map(|_| next() * 2.0 - 1.0));
         let cloud = GaussianSplats::new(geometry, sh, degree)
@@ -463,15 +468,11 @@ fn compact_storage_decodes_every_degree() {
     let mut next = move || rng.next();
     for degree in 0..=3u8 {
         let stride = 3 * (usize::from(degree) + 1).pow(2);
-        let splats: Vec<Splat> = (0..40)
-            .map(|_| {
-                let at = at_pixel(next() * 72.0, next() * 40.0, 2.0 + next());
-                let mut splat = Splat::new(at, 0.05 + 0.1 * next(), 0.3 + 0.6 * next(), [0.5; 3]);
-                splat.scale = [0.03 + 0.1 * next(), 0.03 + 0.1 * next(), 0.05];
-                splat.rotation = [next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5];
-                splat
-            })
-            .collect();
+        let mut splats = scattered_splats(&mut next);
+        for splat in &mut splats {
+            splat.scale = [0.03 + 0.1 * next(), 0.03 + 0.1 * next(), 0.05];
+            splat.rotation = [next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5];
+        }
         let geometry: Vec<_> = splats.iter().map(Splat::geometry).collect();
         let sh: Vec<f32> = (0..splats.len() * stride)
             .map(|_| next() * 2.0 - 1.0)

@@ -288,12 +288,7 @@ fn cloud_bytes(splats: GaussianSplats) -> u64 {
 
 #[test]
 fn half_precision_sh_halves_the_sh_memory() {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/fruit_drops_sh3.ply"
-    ))
-    .unwrap();
-    let splats = GaussianSplats::from(ply::decode(&bytes).unwrap());
+    let splats = fruit_drops();
     let n = splats.len() as u64;
     let full = cloud_bytes(splats.clone().with_storage(bevy_splat::SplatStorage::Full));
     let half = cloud_bytes(splats.clone().with_half_precision_sh(true));
@@ -305,12 +300,7 @@ fn half_precision_sh_halves_the_sh_memory() {
 
 #[test]
 fn compact_storage_takes_eighty_bytes_at_degree_three() {
-    let bytes = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/fruit_drops_sh3.ply"
-    ))
-    .unwrap();
-    let splats = GaussianSplats::from(ply::decode(&bytes).unwrap());
+    let splats = fruit_drops();
     let n = splats.len() as u64;
     let compact = cloud_bytes(splats.with_storage(bevy_splat::SplatStorage::Compact));
     // 32 bytes of geometry and 45 SH bytes past DC, padded to 48, per splat.
