@@ -80,8 +80,6 @@ struct PreprocessCounters {
 }
 @group(0) @binding(5) var<storage, read_write> counters: PreprocessCounters;
 @group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
-// x: the depth's bits (positive floats order like their bit patterns), the sort key;
-// y: the tile count, carried along so that it comes out in depth order.
 // The depth's bits (positive floats order like their bit patterns), the sort key.
 @group(0) @binding(7) var<storage, read_write> depth_keys: array<u32>;
 // The tiles each splat touches, by slot: gathered in depth order after the sort.

@@ -29,6 +29,7 @@ const STRIP_ROWS: u32 = 2u;
 const STRIPS: u32 = TILE_SIZE / STRIP_ROWS;
 // The mask over STRIPS strips fits one word.
 const_assert STRIPS <= 32u && TILE_SIZE % STRIP_ROWS == 0u;
+const ALL_STRIPS: u32 = 0xffffffffu >> (32u - STRIPS);
 
 var<workgroup> batch_strips: array<u32, BATCH>;
 var<workgroup> batch_position: array<vec3<f32>, BATCH>; // x, y, depth in the depth buffer's terms
@@ -49,7 +50,7 @@ fn strip_mask(s: ProjectedSplat, tile_top: f32) -> u32 {
     let bottom = floor(s.y + half_height - 0.5 - tile_top);
     if !(top <= bottom) || bottom < 0.0 || top > f32(TILE_SIZE - 1u) {
         // NaN bounds (a degenerate conic) keep every strip: the exact test decides.
-        return select(0u, (1u << STRIPS) - 1u, !(top <= bottom) && !(top > bottom));
+        return select(0u, ALL_STRIPS, !(top <= bottom) && !(top > bottom));
     }
     let first = u32(max(top, 0.0)) / STRIP_ROWS;
     let last = u32(min(bottom, f32(TILE_SIZE - 1u))) / STRIP_ROWS;
