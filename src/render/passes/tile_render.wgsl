@@ -1,7 +1,8 @@
 // tile render: one workgroup per tile of the band (TILE_SIZE² pixels), one thread per
 // pixel. The tile's splats, already sorted front to back, are staged through workgroup
-// memory in batches of BATCH and blended with the reference's rules. The workgroup
-// leaves as soon as every pixel is done: saturated, or behind the opaque scene.
+// memory in batches of one per thread and blended with the reference's rules. The
+// workgroup leaves as soon as every pixel is done: saturated, or behind the opaque
+// scene.
 //
 // Each staged splat carries a mask of the tile's strips of STRIP_ROWS pixel rows that
 // its α ≥ 1/255 ellipse reaches. A thread skips a splat whose mask misses its strip
@@ -23,11 +24,7 @@
 // to 0.5, or 0 (far) where it never does. A 1×1 stand-in when the camera has none.
 @group(0) @binding(7) var median_depth: texture_storage_2d<r32float, write>;
 
-const PIXELS: u32 = TILE_SIZE * TILE_SIZE;
-// Splats staged per batch: half the threads load one each. Measured on the H200 at
-// 8×8 tiles (BENCHMARKS.md): 32 beats 64 (K = 4 tile render −10 %, K = 9 −2 %); 16 and
-// 128 are slower. Smaller batches check sooner whether every pixel is done.
-const BATCH: u32 = PIXELS / 2u;
+const BATCH: u32 = TILE_SIZE * TILE_SIZE;
 const STRIP_ROWS: u32 = 2u;
 const STRIPS: u32 = TILE_SIZE / STRIP_ROWS;
 // The mask over STRIPS strips fits one word.
@@ -101,11 +98,11 @@ fn tile_render(
         if thread == 0u {
             all_done = atomicLoad(&pixels_done);
         }
-        if workgroupUniformLoad(&all_done) == PIXELS {
+        if workgroupUniformLoad(&all_done) == BATCH {
             break;
         }
         let fetch = start + thread;
-        if thread < BATCH && fetch < range.y {
+        if fetch < range.y {
             let s = projected[sorted_splats[fetch]];
             batch_strips[thread] = strip_mask(s, tile_top);
             batch_position[thread] = vec3<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth));
