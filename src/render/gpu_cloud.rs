@@ -119,7 +119,7 @@ impl RenderAsset for GpuSplats {
                 SplatStorage::HalfSh => (Vec::new(), pack_half(sh, stride)),
                 SplatStorage::Compact => encode_compact(geometry, sh, stride),
             };
-            let geometry_bytes: &[u8] = match storage {
+            let geometry_data: &[u8] = match storage {
                 SplatStorage::Compact => bytemuck::cast_slice(&packed_geometry),
                 _ => bytemuck::cast_slice(geometry),
             };
@@ -134,7 +134,7 @@ impl RenderAsset for GpuSplats {
             let chunk = GpuChunk {
                 geometry: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("splat geometry"),
-                    contents: geometry_bytes,
+                    contents: geometry_data,
                     usage: wgpu::BufferUsages::STORAGE,
                 }),
                 sh: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
