@@ -452,7 +452,6 @@ impl SortBuffers {
                 params[at] = first_bit / 32;
                 params[at + 1] = first_bit % 32;
                 params[at + 2] = (1u32 << bits) - 1;
-                params[at + 3] = u32::from(p == 0);
             }
         }
         let params_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

@@ -29,8 +29,7 @@ struct PassParams {
     word: u32,
     shift: u32,
     mask: u32,
-    // 1 for the first pass: with `state[13]` set, its values are the input indices
-    first_pass: u32,
+    _pad: u32,
 }
 
 const MASK_WORDS: u32 = WG / 32u;
@@ -171,7 +170,8 @@ fn scatter(
             }
             let dst = next_slot[digit] + rank;
             keys_out[dst] = key;
-            if params.first_pass == 1u && state[13] == 1u {
+            // The first pass is the one that starts at the key's lowest bit.
+            if state[13] == 1u && params.word == 0u && params.shift == 0u {
                 values_out[dst] = j;
             } else {
                 values_out[dst] = values_in[j];
