@@ -29,10 +29,8 @@ pub struct GpuSplats {
     pub sh_stride: u32,
     /// 32-bit words of SH data per splat on the GPU.
     pub sh_words: u32,
-    /// The words hold pairs of f16 rather than one f32 each.
-    pub sh_half: bool,
-    /// Geometry and SH are in the compact layout (`render::compact`).
-    pub compact: bool,
+    /// How geometry and SH are laid out (f32, f16 SH, or `render::compact`).
+    pub storage: SplatStorage,
     /// The asset was trained antialiased: its clouds draw so by default.
     pub antialiased: bool,
     _bytes: GpuBytes,
@@ -153,8 +151,7 @@ impl RenderAsset for GpuSplats {
             sh_degree: u32::from(splats.sh_degree()),
             sh_stride: stride as u32,
             sh_words: words as u32,
-            sh_half: storage == SplatStorage::HalfSh,
-            compact: storage == SplatStorage::Compact,
+            storage,
             antialiased: splats.antialiased(),
             _bytes: memory.track(bytes),
         })

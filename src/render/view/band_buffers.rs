@@ -9,6 +9,7 @@ use wgpu::{Buffer, BufferUsages, Device};
 
 use super::dispatch::Dispatch;
 use super::uniform::{BandUniform, SplatCamera, SplatViewUniform};
+use crate::asset::SplatStorage;
 use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::common::buffer;
@@ -267,7 +268,7 @@ impl BandBuffers {
                 first_instance: dispatch.first_instance,
                 instance_count: dispatch.instance_count,
                 sh_words: dispatch.splats.sh_words,
-                sh_half: u32::from(dispatch.splats.sh_half),
+                sh_half: u32::from(dispatch.splats.storage == SplatStorage::HalfSh),
                 first_splat: dispatch.chunk.first,
                 _pad: [0; 3],
             };

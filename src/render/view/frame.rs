@@ -7,6 +7,7 @@ use super::band_buffers::BandBuffers;
 use super::dispatch::Dispatch;
 use super::picks::{PickTicket, ViewPicks};
 use super::splat_layer::SplatLayer;
+use crate::asset::SplatStorage;
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
@@ -94,7 +95,7 @@ pub fn band_frame(
                 bind_group,
                 params_offset: (slot as u64 * CHUNK_PARAMS_STRIDE) as u32,
                 threads: dispatch.threads(),
-                compact: dispatch.splats.compact,
+                compact: dispatch.splats.storage == SplatStorage::Compact,
             }
         })
         .collect();
