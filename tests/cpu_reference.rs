@@ -86,6 +86,18 @@ fn compare_cloud(cloud: GaussianSplats, size: UVec2) -> (u8, f64, usize) {
 
 /// Like `compare_cloud`, from any camera pose.
 fn compare_from(cloud: GaussianSplats, size: UVec2, transform: Transform) -> Comparison {
+    let reference = cloud.clone();
+    compare_from_against(cloud, &reference, size, transform)
+}
+
+/// `compare_from` with the CPU drawing `reference`: the same splats as the GPU should
+/// see them.
+fn compare_from_against(
+    cloud: GaussianSplats,
+    reference: &GaussianSplats,
+    size: UVec2,
+    transform: Transform,
+) -> Comparison {
     let projection = PerspectiveProjection {
         fov: FOV_Y,
         aspect_ratio: size.x as f32 / size.y as f32,
@@ -93,7 +105,14 @@ fn compare_from(cloud: GaussianSplats, size: UVec2, transform: Transform) -> Com
         ..Default::default()
     };
     let pinhole = PinholeCamera::from_bevy(&transform, FOV_Y, size.x, size.y, NEAR);
-    compare_with(cloud, size, transform, projection.into(), pinhole)
+    compare_against(
+        cloud,
+        reference,
+        size,
+        transform,
+        projection.into(),
+        pinhole,
+    )
 }
 
 /// Renders `cloud` with a Bevy camera of `projection` at `transform` and on the CPU
@@ -119,7 +138,6 @@ fn compare_against(
     projection: Projection,
     pinhole: PinholeCamera,
 ) -> Comparison {
-    let cloud_for_cpu = reference;
     let mut headless = Headless::new();
     let handle = headless.add_splats(cloud);
     headless.spawn_cloud(handle, Transform::IDENTITY);
@@ -131,9 +149,9 @@ fn compare_against(
 
     let cpu = rasterize(
         &[CpuCloud {
-            geometry: cloud_for_cpu.geometry(),
-            sh: cloud_for_cpu.sh(),
-            sh_degree: cloud_for_cpu.sh_degree(),
+            geometry: reference.geometry(),
+            sh: reference.sh(),
+            sh_degree: reference.sh_degree(),
             world_from_cloud: DMat4::IDENTITY,
         }],
         &pinhole,
@@ -482,21 +500,7 @@ fn compact_storage_decodes_every_degree() {
         let cloud = GaussianSplats::new(geometry, sh, degree)
             .unwrap()
             .with_storage(SplatStorage::Compact);
-        let projection = PerspectiveProjection {
-            fov: FOV_Y,
-            aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
-            near: NEAR,
-            ..Default::default()
-        };
-        let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, SIZE.x, SIZE.y, NEAR);
-        let c = compare_against(
-            cloud,
-            &decoded,
-            SIZE,
-            Transform::IDENTITY,
-            projection.into(),
-            pinhole,
-        );
+        let c = compare_from_against(cloud, &decoded, SIZE, Transform::IDENTITY);
         assert!(c.lit > 0, "degree {degree}: nothing drawn");
         assert!(
             c.worst <= 2,
