@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use bevy_splat::render::passes::radix_sort::{
-    RadixSort, SORT_BLOCK, SortBuffers, SortKey, SortRanking, SortValues,
+    RadixSort, SORT_BLOCK, SortBuffers, SortKey, SortValues,
 };
 use bevy_splat::render::passes::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
@@ -220,55 +220,40 @@ fn prefix_scan_matches_cpu() {
     }
 }
 
-/// Both scatter kernels: the subgroup ranking where the device has subgroups
-/// (lavapipe's are 8 wide), and the workgroup-mask ranking every device runs.
-fn rankings(gpu: &Gpu) -> Vec<SortRanking> {
-    let mut rankings = vec![SortRanking::WorkgroupMasks];
-    if SortRanking::best(&gpu.device) == SortRanking::Subgroups {
-        rankings.push(SortRanking::Subgroups);
-    } else {
-        eprintln!("no subgroup ranking on {}", gpu.describe());
-    }
-    rankings
-}
-
 #[test]
 fn radix_sort_matches_cpu_stable_sort() {
     let gpu = Gpu::new();
-    for ranking in rankings(&gpu) {
-        let sort = RadixSort::with_ranking(&gpu.device, SortKey::U64, ranking);
-        assert_eq!(sort.ranking(), ranking);
-        let mut rng = Rng(2);
-        let bits = [1, 7, 8, 9, 31, 32, 33, 43, 64];
-        let kinds = [
-            Keys::Uniform,
-            Keys::FewDistinct,
-            Keys::TileDepth,
-            Keys::Unmasked,
-        ];
-        eprintln!("radix sort ({ranking:?}) on {}", gpu.describe());
-        let mut case = 0;
-        for n in [0, 1, 255, 256, 257, SORT_BLOCK + 1, 65_537] {
-            let start = Instant::now();
-            for key_bits in bits {
-                let kind = kinds[case % kinds.len()];
-                case += 1;
-                // Some cases with room to spare.
-                let capacity = if case % 3 == 0 { n + 1000 } else { n };
-                check_sort(&gpu, &sort, n, capacity, key_bits, kind, &mut rng);
-            }
-            eprintln!("  sort n = {n:>9}, all key widths: {:.2?}", start.elapsed());
+    let sort = RadixSort::new(&gpu.device);
+    let mut rng = Rng(2);
+    let bits = [1, 7, 8, 9, 31, 32, 33, 43, 64];
+    let kinds = [
+        Keys::Uniform,
+        Keys::FewDistinct,
+        Keys::TileDepth,
+        Keys::Unmasked,
+    ];
+    eprintln!("radix sort on {}", gpu.describe());
+    let mut case = 0;
+    for n in [0, 1, 255, 256, 257, SORT_BLOCK + 1, 65_537] {
+        let start = Instant::now();
+        for key_bits in bits {
+            let kind = kinds[case % kinds.len()];
+            case += 1;
+            // Some cases with room to spare.
+            let capacity = if case % 3 == 0 { n + 1000 } else { n };
+            check_sort(&gpu, &sort, n, capacity, key_bits, kind, &mut rng);
         }
-        for (key_bits, kind) in [
-            (9, Keys::FewDistinct),
-            (32, Keys::Uniform),
-            (43, Keys::TileDepth),
-            (64, Keys::Uniform),
-        ] {
-            let n = 1_000_000;
-            let t = check_sort(&gpu, &sort, n, n, key_bits, kind, &mut rng);
-            eprintln!("  sort n = {n:>9}, {key_bits:>2} bits ({kind:?}): {t:.2?}");
-        }
+        eprintln!("  sort n = {n:>9}, all key widths: {:.2?}", start.elapsed());
+    }
+    for (key_bits, kind) in [
+        (9, Keys::FewDistinct),
+        (32, Keys::Uniform),
+        (43, Keys::TileDepth),
+        (64, Keys::Uniform),
+    ] {
+        let n = 1_000_000;
+        let t = check_sort(&gpu, &sort, n, n, key_bits, kind, &mut rng);
+        eprintln!("  sort n = {n:>9}, {key_bits:>2} bits ({kind:?}): {t:.2?}");
     }
 }
 
@@ -277,15 +262,7 @@ fn radix_sort_matches_cpu_stable_sort() {
 #[test]
 fn radix_sort_of_u32_keys_matches_cpu_stable_sort() {
     let gpu = Gpu::new();
-    for ranking in rankings(&gpu) {
-        check_u32_sorts(
-            &gpu,
-            &RadixSort::with_ranking(&gpu.device, SortKey::U32, ranking),
-        );
-    }
-}
-
-fn check_u32_sorts(gpu: &Gpu, sort: &RadixSort) {
+    let sort = RadixSort::with_key(&gpu.device, SortKey::U32);
     let mut rng = Rng(4);
     for n in [0u32, 1, 257, SORT_BLOCK + 1, 65_537, 1_000_000] {
         for key_bits in [1, 8, 13, 16, 32] {
@@ -298,15 +275,15 @@ fn check_u32_sorts(gpu: &Gpu, sort: &RadixSort) {
             let keys: Vec<u32> = (0..n)
                 .map(|_| (rng.below(1 << 20) as u32).wrapping_mul(0x9E37_79B9))
                 .collect();
-            let counter = counters(gpu, n);
+            let counter = counters(&gpu, n);
             let buffers = SortBuffers::new(
                 &gpu.device,
-                sort,
+                &sort,
                 n.max(1),
                 &counter,
                 (COUNT_WORD * 4) as u64,
             );
-            fill(gpu, &buffers, &keys);
+            fill(&gpu, &buffers, &keys);
             let mut result = usize::MAX;
             gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
             assert_eq!(result, RadixSort::output_index(key_bits));
@@ -417,137 +394,129 @@ fn benchmark_sort_and_scan() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(30_000_000u32)
         .min(limit as u32);
-    for ranking in rankings(&gpu) {
-        let sort = RadixSort::with_ranking(&gpu.device, SortKey::U64, ranking);
-        let counter = counters(&gpu, n);
-        let buffers = SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
-        eprintln!(
-            "sort buffers for {n} pairs: {:.1} MiB",
-            buffers.gpu_bytes() as f64 / (1 << 20) as f64
-        );
-        let queries: Vec<wgpu::QuerySet> = (0..ITERATIONS)
-            .map(|_| {
-                gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("bench timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 25,
-                })
+    let sort = RadixSort::new(&gpu.device);
+    let counter = counters(&gpu, n);
+    let buffers = SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
+    eprintln!(
+        "sort buffers for {n} pairs: {:.1} MiB",
+        buffers.gpu_bytes() as f64 / (1 << 20) as f64
+    );
+    let queries: Vec<wgpu::QuerySet> = (0..ITERATIONS)
+        .map(|_| {
+            gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("bench timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 25,
+            })
+        })
+        .collect();
+    let resolved = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench timestamps"),
+        size: 256 * ITERATIONS as u64,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let period = f64::from(gpu.queue.get_timestamp_period());
+    let values: Vec<u32> = (0..n).collect();
+    let pristine_values = gpu.upload(&values, wgpu::BufferUsages::COPY_SRC);
+    let mut rng = Rng(4);
+    let configs: [(&str, u32, &dyn Fn(&mut Rng) -> u64); 4] = [
+        // 13 tile bits (8160 tiles, 1080p) above 32 depth bits, as the renderer sorts.
+        ("tile+depth", 45, &|r: &mut Rng| {
+            (r.below(8160) << 32) | (r.next() & 0xFFFF_FFFF)
+        }),
+        ("uniform", 64, &|r: &mut Rng| r.next()),
+        ("uniform", 8, &|r: &mut Rng| r.next()),
+        // every digit equal: the worst case for workgroup atomics
+        ("constant", 32, &|_: &mut Rng| 0x1234_5678),
+    ];
+    // BENCH_CONFIGS=0,3 picks configurations by index.
+    let picked: Option<Vec<usize>> = std::env::var("BENCH_CONFIGS")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
+    for (index, (name, key_bits, make)) in configs.into_iter().enumerate() {
+        if picked.as_ref().is_some_and(|p| !p.contains(&index)) {
+            continue;
+        }
+        let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
+        let pristine_keys = gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC);
+        let passes = key_bits.div_ceil(8) as usize;
+        let stamps = 1 + 3 * passes as u32;
+        // The GPU drops its clocks while the CPU prepares data (seen on the H200: 345
+        // against 1980 MHz) and takes a while to raise them: keep it busy for a second
+        // first. Then all iterations back to back in one submission, the first few as
+        // warm-up.
+        let warm_up = Instant::now();
+        while warm_up.elapsed() < Duration::from_secs(1) {
+            gpu.run(|pass| {
+                sort.encode(pass, &buffers, key_bits);
+            });
+        }
+        let mut result = 0;
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        for q in &queries {
+            encoder.copy_buffer_to_buffer(&pristine_keys, 0, &buffers.keys[0], 0, u64::from(n) * 8);
+            encoder.copy_buffer_to_buffer(
+                &pristine_values,
+                0,
+                &buffers.values[0],
+                0,
+                u64::from(n) * 4,
+            );
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            result = sort.encode_profiled(&mut pass, &buffers, key_bits, q);
+        }
+        for (k, q) in queries.iter().enumerate() {
+            encoder.resolve_query_set(q, 0..stamps, &resolved, 256 * k as u64);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let ticks: Vec<u64> = gpu.read(&resolved, 32 * ITERATIONS);
+        let mut runs: Vec<Vec<f64>> = (WARM_UP..ITERATIONS)
+            .map(|k| {
+                ticks[32 * k..32 * k + stamps as usize]
+                    .windows(2)
+                    .map(|w| w[1].saturating_sub(w[0]) as f64 * period / 1e6)
+                    .collect()
             })
             .collect();
-        let resolved = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bench timestamps"),
-            size: 256 * ITERATIONS as u64,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let period = f64::from(gpu.queue.get_timestamp_period());
-        let values: Vec<u32> = (0..n).collect();
-        let pristine_values = gpu.upload(&values, wgpu::BufferUsages::COPY_SRC);
-        let mut rng = Rng(4);
-        let configs: [(&str, u32, &dyn Fn(&mut Rng) -> u64); 4] = [
-            // 13 tile bits (8160 tiles, 1080p) above 32 depth bits, as the renderer sorts.
-            ("tile+depth", 45, &|r: &mut Rng| {
-                (r.below(8160) << 32) | (r.next() & 0xFFFF_FFFF)
-            }),
-            ("uniform", 64, &|r: &mut Rng| r.next()),
-            ("uniform", 8, &|r: &mut Rng| r.next()),
-            // every digit equal: the worst case for workgroup atomics
-            ("constant", 32, &|_: &mut Rng| 0x1234_5678),
-        ];
-        // BENCH_CONFIGS=0,3 picks configurations by index.
-        let picked: Option<Vec<usize>> = std::env::var("BENCH_CONFIGS")
-            .ok()
-            .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
-        for (index, (name, key_bits, make)) in configs.into_iter().enumerate() {
-            if picked.as_ref().is_some_and(|p| !p.contains(&index)) {
-                continue;
-            }
-            let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
-            let pristine_keys = gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC);
-            let passes = key_bits.div_ceil(8) as usize;
-            let stamps = 1 + 3 * passes as u32;
-            // The GPU drops its clocks while the CPU prepares data (seen on the H200: 345
-            // against 1980 MHz) and takes a while to raise them: keep it busy for a second
-            // first. Then all iterations back to back in one submission, the first few as
-            // warm-up.
-            let warm_up = Instant::now();
-            while warm_up.elapsed() < Duration::from_secs(1) {
-                gpu.run(|pass| {
-                    sort.encode(pass, &buffers, key_bits);
-                });
-            }
-            let mut result = 0;
-            let mut encoder = gpu.device.create_command_encoder(&Default::default());
-            for q in &queries {
-                encoder.copy_buffer_to_buffer(
-                    &pristine_keys,
-                    0,
-                    &buffers.keys[0],
-                    0,
-                    u64::from(n) * 8,
-                );
-                encoder.copy_buffer_to_buffer(
-                    &pristine_values,
-                    0,
-                    &buffers.values[0],
-                    0,
-                    u64::from(n) * 4,
-                );
-                let mut pass = encoder.begin_compute_pass(&Default::default());
-                result = sort.encode_profiled(&mut pass, &buffers, key_bits, q);
-            }
-            for (k, q) in queries.iter().enumerate() {
-                encoder.resolve_query_set(q, 0..stamps, &resolved, 256 * k as u64);
-            }
-            gpu.queue.submit([encoder.finish()]);
-            let ticks: Vec<u64> = gpu.read(&resolved, 32 * ITERATIONS);
-            let mut runs: Vec<Vec<f64>> = (WARM_UP..ITERATIONS)
-                .map(|k| {
-                    ticks[32 * k..32 * k + stamps as usize]
-                        .windows(2)
-                        .map(|w| w[1].saturating_sub(w[0]) as f64 * period / 1e6)
-                        .collect()
-                })
-                .collect();
-            let total = |r: &Vec<f64>| r.iter().sum::<f64>();
-            runs.sort_by(|a, b| total(a).total_cmp(&total(b)));
-            let mid = &runs[runs.len() / 2];
-            let steps: Vec<String> = mid
-                .chunks(3)
-                .map(|c| format!("{:.3}+{:.3}+{:.3}", c[0], c[1], c[2]))
-                .collect();
-            eprintln!(
-                "sort ({ranking:?}) {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of {}), {:.0} Mpairs/s; \
-                 per pass count+scan+scatter ms: {}",
-                total(mid),
-                ITERATIONS - WARM_UP,
-                f64::from(n) / total(mid) / 1e3,
-                steps.join(" | ")
+        let total = |r: &Vec<f64>| r.iter().sum::<f64>();
+        runs.sort_by(|a, b| total(a).total_cmp(&total(b)));
+        let mid = &runs[runs.len() / 2];
+        let steps: Vec<String> = mid
+            .chunks(3)
+            .map(|c| format!("{:.3}+{:.3}+{:.3}", c[0], c[1], c[2]))
+            .collect();
+        eprintln!(
+            "sort {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of {}), {:.0} Mpairs/s; \
+             per pass count+scan+scatter ms: {}",
+            total(mid),
+            ITERATIONS - WARM_UP,
+            f64::from(n) / total(mid) / 1e3,
+            steps.join(" | ")
+        );
+        // Full check in O(n): a permutation, keys carried along, sorted, stable.
+        let mask = if key_bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << key_bits) - 1
+        };
+        let got_keys: Vec<u64> = gpu.read(&buffers.keys[result], n as usize);
+        let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
+        let mut seen = vec![false; n as usize];
+        for i in 0..n as usize {
+            let v = got_values[i] as usize;
+            assert!(
+                !seen[v] && got_keys[i] == keys[v],
+                "pair {i} is not an input pair"
             );
-            // Full check in O(n): a permutation, keys carried along, sorted, stable.
-            let mask = if key_bits >= 64 {
-                u64::MAX
-            } else {
-                (1u64 << key_bits) - 1
-            };
-            let got_keys: Vec<u64> = gpu.read(&buffers.keys[result], n as usize);
-            let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
-            let mut seen = vec![false; n as usize];
-            for i in 0..n as usize {
-                let v = got_values[i] as usize;
+            seen[v] = true;
+            if i > 0 {
+                let (a, b) = (got_keys[i - 1] & mask, got_keys[i] & mask);
                 assert!(
-                    !seen[v] && got_keys[i] == keys[v],
-                    "pair {i} is not an input pair"
+                    a < b || (a == b && got_values[i - 1] < got_values[i]),
+                    "pairs {} and {i} out of order",
+                    i - 1
                 );
-                seen[v] = true;
-                if i > 0 {
-                    let (a, b) = (got_keys[i - 1] & mask, got_keys[i] & mask);
-                    assert!(
-                        a < b || (a == b && got_values[i - 1] < got_values[i]),
-                        "pairs {} and {i} out of order",
-                        i - 1
-                    );
-                }
             }
         }
     }

@@ -10,9 +10,8 @@
 //! 2. an exclusive [prefix scan](super::scan) of those histograms, which gives every
 //!    (digit, block) its first output slot;
 //! 3. `scatter`: every pair goes to its slot plus its rank among the earlier pairs of
-//!    its block with the same digit, so the pass is stable. The rank comes from
-//!    subgroup ballots where the device has subgroups ([`SortRanking::Subgroups`]),
-//!    otherwise from per-digit thread masks in workgroup memory.
+//!    its block with the same digit (found with per-digit thread masks in workgroup
+//!    memory, no subgroup operations), so the pass is stable.
 //!
 //! A one-thread `setup` kernel turns n into dispatch arguments first (2-D grids, so no
 //! dispatch exceeds the per-dimension workgroup limit).
@@ -78,46 +77,6 @@ pub enum SortValues {
     InputIndex,
 }
 
-/// How the scatter kernel ranks the pairs of a block that share a digit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortRanking {
-    /// Per-digit bit masks over the threads, in workgroup memory: works everywhere.
-    WorkgroupMasks,
-    /// Subgroup ballots (`radix_sort_subgroups.wgsl`), with no barrier while ranking:
-    /// needs `Features::SUBGROUP`, subgroups of at least 8 invocations and a native
-    /// backend (the browser's WGSL would need an `enable` that naga does not parse).
-    Subgroups,
-}
-
-impl SortRanking {
-    /// The fastest ranking `device` supports.
-    pub fn best(device: &wgpu::Device) -> Self {
-        if Self::subgroup_size_floor(device).is_some() {
-            SortRanking::Subgroups
-        } else {
-            SortRanking::WorkgroupMasks
-        }
-    }
-
-    /// The adapter's smallest subgroup size where the subgroup kernel can run on it.
-    fn subgroup_size_floor(device: &wgpu::Device) -> Option<u32> {
-        if cfg!(target_arch = "wasm32") || !device.features().contains(wgpu::Features::SUBGROUP) {
-            return None;
-        }
-        let min_size = device.adapter_info().subgroup_min_size;
-        let counts_bytes = SORT_WORKGROUP_SIZE / min_size.max(1) * RADIX / 2 * 4;
-        // The kernel's other workgroup memory: the digits' next slots.
-        let needed = counts_bytes + RADIX * 4;
-        (min_size >= MIN_SUBGROUP_SIZE
-            && needed <= device.limits().max_compute_workgroup_storage_size)
-            .then_some(min_size)
-    }
-}
-
-/// The smallest subgroup the subgroup ranking accepts: it keeps one digit histogram
-/// per subgroup in workgroup memory.
-const MIN_SUBGROUP_SIZE: u32 = 8;
-
 /// Key bits sorted per pass.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
@@ -140,13 +99,11 @@ const NO_RANGE: u32 = u32::MAX;
 
 const SETUP_SHADER: &str = include_str!("radix_sort_setup.wgsl");
 const SORT_SHADER: &str = include_str!("radix_sort.wgsl");
-const SUBGROUP_SCATTER_SHADER: &str = include_str!("radix_sort_subgroups.wgsl");
 
 /// The pipelines of the radix sort (and of the prefix scan it uses); create once per
 /// device.
 pub struct RadixSort {
     key: SortKey,
-    ranking: SortRanking,
     scan: PrefixScan,
     setup_layout: wgpu::BindGroupLayout,
     count_layout: wgpu::BindGroupLayout,
@@ -236,50 +193,24 @@ impl RadixSort {
         Self::with_key(device, SortKey::U64)
     }
 
-    /// A sort of `key` keys, ranked the fastest way the device supports.
+    /// A sort of `key` keys.
     pub fn with_key(device: &wgpu::Device, key: SortKey) -> Self {
-        Self::with_ranking(device, key, SortRanking::best(device))
-    }
-
-    /// A sort of `key` keys ranked with `ranking`; one the device does not support
-    /// falls back to [`SortRanking::WorkgroupMasks`] (see [`RadixSort::ranking`]).
-    pub fn with_ranking(device: &wgpu::Device, key: SortKey, ranking: SortRanking) -> Self {
         Self::build(
             device,
             device.limits().max_compute_workgroups_per_dimension,
             key,
-            ranking,
         )
-    }
-
-    /// The ranking this sort's scatter kernel uses.
-    pub fn ranking(&self) -> SortRanking {
-        self.ranking
     }
 
     /// Like [`RadixSort::new`], with the dispatches' grids limited to `max_groups_x`
     /// workgroups along x (more rows instead). Tests use a small limit to exercise the
     /// 2-D grid path without 65,536 workgroups' worth of data.
     pub fn with_max_workgroups_per_dimension(device: &wgpu::Device, max_groups_x: u32) -> Self {
-        Self::build(
-            device,
-            max_groups_x,
-            SortKey::U64,
-            SortRanking::best(device),
-        )
+        Self::build(device, max_groups_x, SortKey::U64)
     }
 
-    fn build(device: &wgpu::Device, max_groups_x: u32, key: SortKey, ranking: SortRanking) -> Self {
+    fn build(device: &wgpu::Device, max_groups_x: u32, key: SortKey) -> Self {
         let max_groups_x = max_groups_x.max(1);
-        let subgroup_floor = match ranking {
-            SortRanking::Subgroups => SortRanking::subgroup_size_floor(device),
-            SortRanking::WorkgroupMasks => None,
-        };
-        let ranking = if subgroup_floor.is_some() {
-            SortRanking::Subgroups
-        } else {
-            SortRanking::WorkgroupMasks
-        };
         let scan = PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x);
         let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("radix sort setup"),
@@ -326,26 +257,15 @@ impl RadixSort {
             ),
             SETUP_SHADER,
         );
-        // The subgroup kernel is appended only where it compiles.
-        let (sort_source, scatter_entry) = match subgroup_floor {
-            Some(min_size) => (
-                format!(
-                    "const MIN_SUBGROUP_SIZE: u32 = {min_size}u;\n{SORT_SHADER}\n{SUBGROUP_SCATTER_SHADER}"
-                ),
-                "scatter_subgroups",
-            ),
-            None => (SORT_SHADER.to_owned(), "scatter"),
-        };
         let sort_module = standalone_shader_module(
             device,
             "radix sort",
             &format!(
                 "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
-                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
-                 const RADIX_BITS: u32 = {RADIX_BITS}u;\n{}",
+                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n{}",
                 key.wgsl()
             ),
-            &sort_source,
+            SORT_SHADER,
         );
         let setup = compute_pipeline(
             device,
@@ -366,11 +286,10 @@ impl RadixSort {
             "radix sort scatter",
             &scatter_layout,
             &sort_module,
-            scatter_entry,
+            "scatter",
         );
         Self {
             key,
-            ranking,
             scan,
             setup_layout,
             count_layout,

@@ -6,9 +6,8 @@
 //   scatter  per block, every pair goes to that slot plus its rank among the block's
 //            earlier pairs with the same digit: the pass is stable
 // Keys are `SortKey`: vec2<u32> (x = low 32 bits, y = high 32 bits) or u32, chosen by
-// the host; values are u32. No subgroup operations here: nothing depends on the
-// subgroup size. Where the device has subgroups, radix_sort_subgroups.wgsl is appended
-// and its `scatter_subgroups` replaces `scatter`.
+// the host; values are u32. No subgroup operations: nothing here depends on the
+// subgroup size.
 //
 // `radix_sort.rs` prepends the constants this file uses:
 //   WG: u32             threads per workgroup (== RADIX: thread t owns digit t)
