@@ -88,7 +88,11 @@ try {
 
   if (report.title === "bevy_splat: ready") {
     if (config.screenshot) {
-      await page.locator("#bevy").screenshot({ path: config.screenshot });
+      // A clipped page screenshot, not the element's: an element screenshot first
+      // waits for two animation frames with the same layout, and a frame drawn in
+      // bands on the software adapter can take longer than its timeout.
+      const box = await page.locator("#bevy").boundingBox();
+      await page.screenshot({ path: config.screenshot, clip: box, timeout: 120000 });
     }
     if (config.frameSamples) {
       // Frame times as the viewer measured them (Bevy's smoothed frame time),
