@@ -113,6 +113,58 @@ pub struct RadixSort {
     scatter: wgpu::ComputePipeline,
 }
 
+/// The ping-pong key and value buffers a sort works in. A caller may build them from
+/// buffers its other passes use at other times of the frame (see
+/// [`SortBuffers::in_storage`]); each must hold `capacity` keys or values.
+pub struct SortStorage {
+    pub keys: [wgpu::Buffer; 2],
+    pub values: [wgpu::Buffer; 2],
+}
+
+impl SortStorage {
+    /// Four new buffers for `capacity` pairs of `key` keys (usage `STORAGE | COPY_SRC |
+    /// COPY_DST`).
+    pub fn allocate(device: &wgpu::Device, key: SortKey, capacity: u32) -> Self {
+        let make = |label: &str, bytes_per_item: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: u64::from(capacity.max(1)) * bytes_per_item,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        Self {
+            keys: [
+                make("radix sort keys 0", key.bytes()),
+                make("radix sort keys 1", key.bytes()),
+            ],
+            values: [
+                make("radix sort values 0", 4),
+                make("radix sort values 1", 4),
+            ],
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        self.keys
+            .iter()
+            .chain(&self.values)
+            .map(wgpu::Buffer::size)
+            .sum()
+    }
+}
+
+/// Keys whose low words the GPU bounds each frame: `count` holds, at `offset`, the
+/// largest low word and then the complement of the smallest, and the sort orders by
+/// the top `bits` bits of the span (see [`SortBuffers::with_key_range`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyRange {
+    pub offset: u64,
+    pub bits: u32,
+}
+
 /// Ping-pong key/value buffers of one sort, its block histograms, indirect dispatch
 /// arguments and bind groups.
 pub struct SortBuffers {
@@ -123,6 +175,8 @@ pub struct SortBuffers {
     /// `values[0]` is the input the caller fills, like `keys`.
     pub values: [wgpu::Buffer; 2],
     capacity: u32,
+    /// Bytes of the key and value buffers this sort allocated itself.
+    own_storage_bytes: u64,
     state: wgpu::Buffer,
     params: wgpu::Buffer,
     hist: wgpu::Buffer,
@@ -340,15 +394,19 @@ impl SortBuffers {
         count: &wgpu::Buffer,
         count_offset: u64,
     ) -> Self {
+        let storage = SortStorage::allocate(device, sort.key, capacity);
+        let own_bytes = storage.bytes();
         Self::build(
             device,
             sort,
+            storage,
             capacity,
             count,
             count_offset,
             None,
             SortValues::Given,
         )
+        .owning(own_bytes)
     }
 
     /// Like [`SortBuffers::new`], for keys whose low words the GPU bounds each time:
@@ -369,50 +427,82 @@ impl SortBuffers {
         bits: u32,
         values: SortValues,
     ) -> Self {
+        let storage = SortStorage::allocate(device, sort.key, capacity);
+        let own_bytes = storage.bytes();
         Self::build(
             device,
             sort,
+            storage,
             capacity,
             count,
             count_offset,
-            Some((range_offset, bits)),
+            Some(KeyRange {
+                offset: range_offset,
+                bits,
+            }),
             values,
         )
+        .owning(own_bytes)
+    }
+
+    /// Like [`SortBuffers::new`] or, with a `range`, [`SortBuffers::with_key_range`],
+    /// working in the caller's `storage` instead of buffers of its own: the sort
+    /// clobbers all four buffers while it runs and leaves its result where
+    /// [`RadixSort::output_index`] says. [`SortBuffers::gpu_bytes`] leaves them out.
+    ///
+    /// # Panics
+    /// If a buffer of `storage` cannot hold `capacity` keys or values.
+    pub fn in_storage(
+        device: &wgpu::Device,
+        sort: &RadixSort,
+        storage: SortStorage,
+        capacity: u32,
+        count: &wgpu::Buffer,
+        count_offset: u64,
+        range: Option<KeyRange>,
+        values: SortValues,
+    ) -> Self {
+        let need = |item_bytes: u64| u64::from(capacity.max(1)) * item_bytes;
+        assert!(
+            storage
+                .keys
+                .iter()
+                .all(|b| b.size() >= need(sort.key.bytes()))
+                && storage.values.iter().all(|b| b.size() >= need(4)),
+            "a sort's storage must hold its capacity"
+        );
+        Self::build(
+            device,
+            sort,
+            storage,
+            capacity,
+            count,
+            count_offset,
+            range,
+            values,
+        )
+    }
+
+    fn owning(mut self, bytes: u64) -> Self {
+        self.own_storage_bytes = bytes;
+        self
     }
 
     fn build(
         device: &wgpu::Device,
         sort: &RadixSort,
+        storage: SortStorage,
         capacity: u32,
         count: &wgpu::Buffer,
         count_offset: u64,
-        range: Option<(u64, u32)>,
+        range: Option<KeyRange>,
         values_kind: SortValues,
     ) -> Self {
-        let usage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST;
-        let make = |label: &str, bytes_per_item: u64| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: u64::from(capacity.max(1)) * bytes_per_item,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        let key_bytes = sort.key.bytes();
-        let keys = [
-            make("radix sort keys 0", key_bytes),
-            make("radix sort keys 1", key_bytes),
-        ];
-        let values = [
-            make("radix sort values 0", 4),
-            make("radix sort values 1", 4),
-        ];
+        let SortStorage { keys, values } = storage;
 
         // One binding reaches n and, for a ranged sort, the two range words after it.
-        let first_word = range.map_or(count_offset, |(offset, _)| count_offset.min(offset));
-        let last_word = range.map_or(count_offset, |(offset, _)| count_offset.max(offset + 4));
+        let first_word = range.map_or(count_offset, |r| count_offset.min(r.offset));
+        let last_word = range.map_or(count_offset, |r| count_offset.max(r.offset + 4));
         let (mut count_binding, _) = word_binding(count, first_word);
         assert!(
             last_word + 4 <= count.size(),
@@ -431,9 +521,9 @@ impl SortBuffers {
         init[0] = index_of(count_offset);
         init[1] = capacity;
         init[2] = NO_RANGE;
-        if let Some((offset, bits)) = range {
-            init[2] = index_of(offset);
-            init[3] = bits.clamp(1, 32);
+        if let Some(range) = range {
+            init[2] = index_of(range.offset);
+            init[3] = range.bits.clamp(1, 32);
         }
         init[13] = u32::from(values_kind == SortValues::InputIndex);
         let state = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -524,6 +614,7 @@ impl SortBuffers {
             keys,
             values,
             capacity,
+            own_storage_bytes: 0,
             state,
             params: params_buffer,
             hist,
@@ -539,13 +630,10 @@ impl SortBuffers {
         self.capacity
     }
 
-    /// Bytes of GPU memory these buffers hold (for memory reports).
+    /// Bytes of GPU memory these buffers hold (for memory reports), without storage
+    /// that the caller lent (see [`SortBuffers::in_storage`]).
     pub fn gpu_bytes(&self) -> u64 {
-        self.keys
-            .iter()
-            .chain(&self.values)
-            .map(wgpu::Buffer::size)
-            .sum::<u64>()
+        self.own_storage_bytes
             + self.state.size()
             + self.params.size()
             + self.hist.size()

@@ -21,7 +21,7 @@ use crate::render::passes::indirect::{
 use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
 };
-use crate::render::passes::radix_sort::{SortBuffers, SortValues};
+use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortStorage, SortValues};
 use crate::render::passes::scan::ScanBuffers;
 
 /// The sizes a band's buffers are built for.
@@ -71,14 +71,16 @@ pub struct BandBuffers {
     /// Each projected splat's instance and asset index, for picks (see
     /// `BandCapacity::sources`); one element otherwise.
     pub sources: Buffer,
-    /// The tile counts in depth order, scanned in place into first pair slots.
+    /// The tile counts in depth order, scanned in place into first pair slots (the
+    /// depth sort's key scratch before).
     pub tile_offsets: Buffer,
     pub counters: Buffer,
     /// Pair and splat capacities for the indirect kernels (a uniform).
     pub capacities: Buffer,
     pub ranges: Buffer,
     pub scan: ScanBuffers,
-    /// Each visible splat's tile count by slot, for the gather in depth order.
+    /// Each visible splat's tile count by slot, for the gather in depth order (the
+    /// buffer of the pairs' keys, written after the gather).
     pub tile_counts: Buffer,
     /// Visible splats by depth: keys are depths, values their slots.
     pub depth_sort: SortBuffers,
@@ -99,6 +101,7 @@ impl BandBuffers {
         capacity: BandCapacity,
     ) -> Self {
         let storage = BufferUsages::STORAGE | BufferUsages::COPY_DST;
+        let sort_usage = storage | BufferUsages::COPY_SRC;
         let uniform = BufferUsages::UNIFORM | BufferUsages::COPY_DST;
         let splats = u64::from(capacity.splats.max(1));
         let tile_count = u64::from(capacity.tiles.x * capacity.tiles.y);
@@ -133,8 +136,43 @@ impl BandBuffers {
             if capacity.sources { splats * 8 } else { 8 },
             storage,
         );
-        let tile_offsets = buffer(device, "splat tile offsets", splats * 4, storage);
-        let tile_counts = buffer(device, "splat tile counts", splats * 4, storage);
+        // The frame's per-splat and per-pair arrays share four buffers where their
+        // lives do not overlap (checked in the order the frame runs them: preprocess,
+        // depth sort, gather, scan, duplicate, tile sort):
+        //   tile counts by slot (preprocess → gather)  then  the pairs' keys
+        //   depth keys (preprocess → depth sort)       then  the tile sort's key scratch
+        //   depth sort's value scratch                 then  the tile sort's value scratch
+        //   depth sort's key scratch                   then  tile offsets (gather → duplicate)
+        // No dispatch binds one buffer under two roles. 16 bytes per splat less.
+        let pairs = u64::from(capacity.pairs.max(1));
+        let pair_or_splat = pairs.max(splats) * 4;
+        let pair_keys = buffer(
+            device,
+            "splat tile counts, then pair keys",
+            pair_or_splat,
+            sort_usage,
+        );
+        let pair_key_scratch = buffer(
+            device,
+            "splat depth keys, then pair key scratch",
+            pair_or_splat,
+            sort_usage,
+        );
+        let pair_value_scratch = buffer(
+            device,
+            "splat depth value scratch, then pair value scratch",
+            pair_or_splat,
+            sort_usage,
+        );
+        let tile_offsets = buffer(
+            device,
+            "splat depth key scratch, then tile offsets",
+            splats * 4,
+            sort_usage,
+        );
+        let pair_values = buffer(device, "splat pair values", pairs * 4, sort_usage);
+        let by_depth = buffer(device, "splat slots by depth", splats * 4, sort_usage);
+        let tile_counts = pair_keys.clone();
         let counters = buffer(
             device,
             "splat counters",
@@ -155,22 +193,34 @@ impl BandBuffers {
             &counters,
             PAIRS_NEEDED_OFFSET,
         );
-        let depth_sort = SortBuffers::with_key_range(
+        let depth_sort = SortBuffers::in_storage(
             device,
             &pipelines.sort,
+            SortStorage {
+                keys: [pair_key_scratch.clone(), tile_offsets.clone()],
+                values: [pair_value_scratch.clone(), by_depth.clone()],
+            },
             capacity.splats.max(1),
             &counters,
             VISIBLE_KEPT_OFFSET,
-            DEPTH_KEY_RANGE_OFFSET,
-            DEPTH_KEY_BITS,
+            Some(KeyRange {
+                offset: DEPTH_KEY_RANGE_OFFSET,
+                bits: DEPTH_KEY_BITS,
+            }),
             SortValues::InputIndex,
         );
-        let sort = SortBuffers::new(
+        let sort = SortBuffers::in_storage(
             device,
             &pipelines.sort,
+            SortStorage {
+                keys: [pair_keys.clone(), pair_key_scratch.clone()],
+                values: [pair_values.clone(), pair_value_scratch.clone()],
+            },
             capacity.pairs.max(1),
             &counters,
             PAIRS_KEPT_OFFSET,
+            None,
+            SortValues::Given,
         );
         let tiles_in_band = capacity.band_tiles().element_product();
         let band_tiles = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -192,8 +242,12 @@ impl BandBuffers {
             &instances,
             &projected,
             &sources,
+            &pair_keys,
+            &pair_key_scratch,
+            &pair_value_scratch,
             &tile_offsets,
-            &tile_counts,
+            &pair_values,
+            &by_depth,
             &counters,
             &capacities,
             &ranges,
