@@ -23,14 +23,63 @@ pub const WORKGROUP_SIZE: u32 = 256;
 /// The most workgroups a dispatch may have in one dimension.
 pub const MAX_GROUPS_PER_DIMENSION: u32 = 65_535;
 
+/// Which of wgpu's shader runtime checks a module keeps. wgpu guards every loop
+/// against running forever (a counter and a test per iteration) and clamps every array
+/// index it cannot prove in range; on an H200 those guards made the radix sort's
+/// kernels 1.5× slower and the tile render 14 % (BENCHMARKS.md). A module drops a
+/// guard only where its own code makes the guard needless.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShaderChecks {
+    /// All of wgpu's checks.
+    All,
+    /// No loop guards: every loop of the module runs a count of iterations bounded by
+    /// a constant or by a buffer's range. Index checks stay.
+    NoLoopGuards,
+    /// No loop guards and no index checks: besides the loops' bound, every index the
+    /// module computes is in range by construction (checked against the CPU by the
+    /// module's tests). Storage buffers keep the driver's robust access where it has
+    /// one (Vulkan's `robustBufferAccess`); browsers check WebGPU shaders themselves.
+    None,
+}
+
 /// Compiles `COMMON_WGSL` followed by `source` as one module, with the tile size
 /// prepended.
 pub fn shader_module(device: &Device, label: &str, source: &str) -> wgpu::ShaderModule {
+    shader_module_with_checks(device, label, source, ShaderChecks::All)
+}
+
+/// [`shader_module`] with `checks` instead of all of wgpu's.
+pub fn shader_module_with_checks(
+    device: &Device,
+    label: &str,
+    source: &str,
+    checks: ShaderChecks,
+) -> wgpu::ShaderModule {
     let text = format!("const TILE_SIZE: u32 = {TILE_SIZE}u;\n{COMMON_WGSL}\n{source}");
-    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+    create_module(device, label, text, checks)
+}
+
+fn create_module(
+    device: &Device,
+    label: &str,
+    text: String,
+    checks: ShaderChecks,
+) -> wgpu::ShaderModule {
+    let descriptor = wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(text.into()),
-    })
+    };
+    let runtime_checks = match checks {
+        ShaderChecks::All => return device.create_shader_module(descriptor),
+        ShaderChecks::NoLoopGuards => wgpu::ShaderRuntimeChecks {
+            force_loop_bounding: false,
+            ..wgpu::ShaderRuntimeChecks::checked()
+        },
+        ShaderChecks::None => wgpu::ShaderRuntimeChecks::unchecked(),
+    };
+    // SAFETY: `ShaderChecks` names what the caller's module guarantees in place of
+    // each check it drops: loops that end, and (for `None`) indices in range.
+    unsafe { device.create_shader_module_trusted(descriptor, runtime_checks) }
 }
 
 /// A compute pipeline with one bind group. Workgroup memory is not zeroed first: every
@@ -192,11 +241,9 @@ pub fn standalone_shader_module(
     label: &str,
     constants: &str,
     body: &str,
+    checks: ShaderChecks,
 ) -> wgpu::ShaderModule {
-    device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(format!("{constants}\n{body}").into()),
-    })
+    create_module(device, label, format!("{constants}\n{body}"), checks)
 }
 
 /// A fullscreen pass over one of the view's textures: a fragment shader reading an
@@ -345,6 +392,7 @@ impl SceneDepthVariants {
         depth_binding: u32,
         source: &str,
         entry_point: &str,
+        checks: ShaderChecks,
     ) -> Self {
         let variant = |multisampled: bool| {
             let (label, depth_type) = if multisampled {
@@ -368,7 +416,7 @@ impl SceneDepthVariants {
             });
             let layout = layout(device, &label, &entries);
             let source = source.replace("SCENE_DEPTH_TEXTURE", depth_type);
-            let module = shader_module(device, &label, &source);
+            let module = shader_module_with_checks(device, &label, &source, checks);
             let pipeline = compute_pipeline(device, &label, &layout, &module, entry_point);
             (layout, pipeline)
         };

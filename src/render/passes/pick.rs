@@ -4,7 +4,7 @@
 
 use wgpu::{BindGroup, Buffer, ComputePass, Device, TextureView};
 
-use super::common::{SceneDepthVariants, bind_group, storage, uniform};
+use super::common::{SceneDepthVariants, ShaderChecks, bind_group, storage, uniform};
 
 /// Pointer pixels one view picks per frame.
 pub const MAX_PICKS: usize = 16;
@@ -36,6 +36,7 @@ impl PickPass {
                 6,
                 include_str!("pick.wgsl"),
                 "pick",
+                ShaderChecks::All,
             ),
         }
     }

@@ -11,7 +11,9 @@
 //!    (digit, block) its first output slot;
 //! 3. `scatter`: every pair goes to its slot plus its rank among the earlier pairs of
 //!    its block with the same digit (found with per-digit thread masks in workgroup
-//!    memory, no subgroup operations), so the pass is stable.
+//!    memory, no subgroup operations), so the pass is stable. The block is first
+//!    put in that order in workgroup memory, so that neighbouring threads write
+//!    neighbouring slots.
 //!
 //! A one-thread `setup` kernel turns n into dispatch arguments first (2-D grids, so no
 //! dispatch exceeds the per-dimension workgroup limit).
@@ -25,7 +27,7 @@ use std::num::NonZeroU64;
 use wgpu::util::DeviceExt;
 
 use super::common::{
-    buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
+    ShaderChecks, buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
 };
 use super::scan::{PrefixScan, ScanBuffers};
 
@@ -56,12 +58,18 @@ impl SortKey {
         match self {
             SortKey::U64 => {
                 "alias SortKey = vec2<u32>;
+                 const KEY_WORDS: u32 = 2u;
                  fn key_word(key: SortKey, word: u32) -> u32 { return select(key.x, key.y, word != 0u); }
+                 fn store_key_word(index: u32, word: u32, value: u32) {
+                     if word == 0u { keys_out[index].x = value; } else { keys_out[index].y = value; }
+                 }
 "
             }
             SortKey::U32 => {
                 "alias SortKey = u32;
+                 const KEY_WORDS: u32 = 1u;
                  fn key_word(key: SortKey, word: u32) -> u32 { return key; }
+                 fn store_key_word(index: u32, word: u32, value: u32) { keys_out[index] = value; }
 "
             }
         }
@@ -82,6 +90,17 @@ pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
 // The kernels let thread t own digit t.
 const _: () = assert!(RADIX == SORT_WORKGROUP_SIZE && SORT_WORKGROUP_SIZE.is_multiple_of(32));
+
+/// Words of the scatter's workgroup memory: the ranking's per-digit masks over a
+/// round of pairs, then the whole block staged in sorted order.
+const STAGE_WORDS: u32 = {
+    let masks = SORT_WORKGROUP_SIZE / 32 * RADIX;
+    if masks > SORT_BLOCK {
+        masks
+    } else {
+        SORT_BLOCK
+    }
+};
 
 /// Most passes: 64 key bits.
 const MAX_PASSES: u32 = 64u32.div_ceil(RADIX_BITS);
@@ -256,16 +275,21 @@ impl RadixSort {
                  const MAX_GROUPS_X: u32 = {max_groups_x}u;\n"
             ),
             SETUP_SHADER,
+            ShaderChecks::All,
         );
         let sort_module = standalone_shader_module(
             device,
             "radix sort",
             &format!(
                 "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
-                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n{}",
+                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
+                 const STAGE_WORDS: u32 = {STAGE_WORDS}u;\n{}",
                 key.wgsl()
             ),
             SORT_SHADER,
+            // Every loop runs a constant count or up to n; every index is below n,
+            // the capacity or a workgroup array's length (tests/gpu_sort.rs).
+            ShaderChecks::None,
         );
         let setup = compute_pipeline(
             device,

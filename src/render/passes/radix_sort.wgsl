@@ -14,15 +14,20 @@
 //   SORT_ITEMS: u32     pairs per thread; SORT_BLOCK = WG * SORT_ITEMS
 //   SORT_BLOCK: u32
 //   RADIX: u32          digit values per pass
-//   SortKey             the key type, and key_word(key, word): its 32-bit word `word`
+//   STAGE_WORDS: u32    words of the scatter's workgroup memory
+//   SortKey             the key type, KEY_WORDS its 32-bit words, key_word(key, word)
+//                       one of them and store_key_word(index, word, value) the
+//                       scatter's write of one into keys_out
 //
 // `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks, for a
 // sort over a key range [11] the base and [12] the shift of the low word, and [13] 1
 // when the first pass takes each pair's input index as its value.
 //
-// Measured on an H200 (Vulkan, 30M pairs): workgroup memory costs occupancy there
-// (17 KiB more per workgroup made scatter 40% slower), so the kernels keep theirs
-// small: that ruled out reordering a block in workgroup memory before writing it.
+// The scatter orders each block in workgroup memory before it writes, so that the
+// threads of a subgroup write neighbouring slots: written straight from the ranking,
+// each 4-byte key and value went to its own 32-byte memory sector. The staging reuses
+// the ranking's masks (8 KiB for both), because workgroup memory costs occupancy (on
+// an H200, 17 KiB more per workgroup made an earlier scatter 40% slower).
 
 struct PassParams {
     // which key word holds the digit (0 = x, 1 = y), its shift in that word, and its mask
@@ -47,12 +52,18 @@ const HIST_COPIES: u32 = 8u;
 @group(0) @binding(6) var<storage, read_write> values_out: array<u32>;
 
 var<workgroup> digit_counts: array<atomic<u32>, HIST_COPIES * RADIX>;
-// For the current round of WG pairs: per digit, a bit mask over the round's slots
-// holding that digit, slot = word * 32 + bit. Word-major (masks[word * RADIX + digit])
-// so that neighbouring digits sit in neighbouring banks.
-var<workgroup> masks: array<atomic<u32>, MASK_WORDS * RADIX>;
-// Per digit, the next free output slot of this block.
-var<workgroup> next_slot: array<u32, RADIX>;
+// The scatter's workgroup memory, reused by its steps: the block's digit counts, then
+// per digit a bit mask over the current round's slots holding that digit (slot =
+// word * 32 + bit; word-major, masks[word * RADIX + digit], so that neighbouring digits
+// sit in neighbouring banks), then the block's pairs staged in sorted order, one
+// 32-bit word at a time. STAGE_WORDS = max(SORT_BLOCK, MASK_WORDS * RADIX).
+var<workgroup> stage: array<atomic<u32>, STAGE_WORDS>;
+// Per digit: a prefix scan's partial sums, then the next free slot of the block's
+// sorted order.
+var<workgroup> digit_next: array<u32, RADIX>;
+// Per digit: its first output slot minus its first slot in the block's sorted order,
+// so that the pair staged at block slot s with digit d goes to `digit_rebase[d] + s`.
+var<workgroup> digit_rebase: array<u32, RADIX>;
 
 fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.y * nwg.x + wid.x;
@@ -132,59 +143,137 @@ fn scatter(
         return;
     }
     let n = state[4];
-    next_slot[t] = hist[t * blocks + block];
-    for (var w = 0u; w < MASK_WORDS; w++) {
-        atomicStore(&masks[w * RADIX + t], 0u);
-    }
-    workgroupBarrier();
+    let start = block * SORT_BLOCK;
+    let in_block = min(n - start, SORT_BLOCK);
 
     // Rounds of WG consecutive pairs. Thread t takes slot (t % MASK_WORDS) * 32 +
     // t / MASK_WORDS of each round: neighbouring threads (one hardware subgroup) own
     // bits of different mask words, so equal digits do not pile their atomicOr onto one
     // word. Ranks follow the slot order, which is the input order: the pass is stable.
+    // All loads first, to have them in flight together.
     let my_word = t % MASK_WORDS;
     let my_bit = 1u << (t / MASK_WORDS);
     let my_slot = my_word * 32u + t / MASK_WORDS;
-    let start = block * SORT_BLOCK;
+    let input_index_values = state[13] == 1u && params.word == 0u && params.shift == 0u;
+    var keys: array<SortKey, SORT_ITEMS>;
+    var values: array<u32, SORT_ITEMS>;
+    var digits: array<u32, SORT_ITEMS>;
     for (var i = 0u; i < SORT_ITEMS; i++) {
-        let round_start = start + i * WG;
-        if round_start >= n {
-            break;
+        let j = start + i * WG + my_slot;
+        digits[i] = RADIX;
+        if i * WG + my_slot < in_block {
+            keys[i] = keys_in[j];
+            digits[i] = digit_of(keys[i]);
+            if input_index_values {
+                values[i] = j;
+            } else {
+                values[i] = values_in[j];
+            }
         }
-        let j = round_start + my_slot;
-        let valid = j < n;
-        var key: SortKey;
-        if valid {
-            key = keys_in[j];
+    }
+
+    // The block's digit counts, and their exclusive prefix sum: each digit's first
+    // slot in the block's sorted order.
+    atomicStore(&stage[t], 0u);
+    workgroupBarrier();
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if digits[i] < RADIX {
+            atomicAdd(&stage[digits[i]], 1u);
         }
-        let digit = digit_of(key);
-        if valid {
-            atomicOr(&masks[my_word * RADIX + digit], my_bit);
+    }
+    workgroupBarrier();
+    let own_count = atomicLoad(&stage[t]);
+    var sum = own_count;
+    digit_next[t] = sum;
+    workgroupBarrier();
+    for (var offset = 1u; offset < RADIX; offset *= 2u) {
+        if t >= offset {
+            sum += digit_next[t - offset];
         }
         workgroupBarrier();
-        if valid {
+        digit_next[t] = sum;
+        workgroupBarrier();
+    }
+    let first_in_block = sum - own_count;
+    digit_next[t] = first_in_block;
+    digit_rebase[t] = hist[t * blocks + block] - first_in_block;
+    for (var w = 0u; w < MASK_WORDS; w++) {
+        atomicStore(&stage[w * RADIX + t], 0u);
+    }
+    workgroupBarrier();
+
+    // Each pair's slot in the block's sorted order.
+    var sorted_slot: array<u32, SORT_ITEMS>;
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if i * WG >= in_block {
+            break;
+        }
+        let digit = digits[i];
+        if digit < RADIX {
+            atomicOr(&stage[my_word * RADIX + digit], my_bit);
+        }
+        workgroupBarrier();
+        if digit < RADIX {
             // Rank = slots before this one in the round holding the same digit.
-            var rank = countOneBits(atomicLoad(&masks[my_word * RADIX + digit]) & (my_bit - 1u));
+            var rank = countOneBits(atomicLoad(&stage[my_word * RADIX + digit]) & (my_bit - 1u));
             for (var w = 0u; w < my_word; w++) {
-                rank += countOneBits(atomicLoad(&masks[w * RADIX + digit]));
+                rank += countOneBits(atomicLoad(&stage[w * RADIX + digit]));
             }
-            let dst = next_slot[digit] + rank;
-            keys_out[dst] = key;
-            // The first pass is the one that starts at the key's lowest bit.
-            if state[13] == 1u && params.word == 0u && params.shift == 0u {
-                values_out[dst] = j;
-            } else {
-                values_out[dst] = values_in[j];
-            }
+            sorted_slot[i] = digit_next[digit] + rank;
         }
         workgroupBarrier();
         // Thread t advances digit t past this round's pairs and clears its masks.
         var taken = 0u;
         for (var w = 0u; w < MASK_WORDS; w++) {
-            taken += countOneBits(atomicLoad(&masks[w * RADIX + t]));
-            atomicStore(&masks[w * RADIX + t], 0u);
+            taken += countOneBits(atomicLoad(&stage[w * RADIX + t]));
+            atomicStore(&stage[w * RADIX + t], 0u);
         }
-        next_slot[t] += taken;
+        digit_next[t] += taken;
         workgroupBarrier();
+    }
+
+    // Stage the pairs in sorted order, one word at a time, and write each word from
+    // the thread of its sorted slot: neighbouring threads write neighbouring slots
+    // wherever they share a digit. The digits first, to know each sorted slot's output.
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if digits[i] < RADIX {
+            atomicStore(&stage[sorted_slot[i]], digits[i]);
+        }
+    }
+    workgroupBarrier();
+    var out: array<u32, SORT_ITEMS>;
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let s = i * WG + t;
+        if s < in_block {
+            out[i] = digit_rebase[atomicLoad(&stage[s])] + s;
+        }
+    }
+    for (var word = 0u; word < KEY_WORDS; word++) {
+        workgroupBarrier();
+        for (var i = 0u; i < SORT_ITEMS; i++) {
+            if digits[i] < RADIX {
+                atomicStore(&stage[sorted_slot[i]], key_word(keys[i], word));
+            }
+        }
+        workgroupBarrier();
+        for (var i = 0u; i < SORT_ITEMS; i++) {
+            let s = i * WG + t;
+            if s < in_block {
+                store_key_word(out[i], word, atomicLoad(&stage[s]));
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if digits[i] < RADIX {
+            atomicStore(&stage[sorted_slot[i]], values[i]);
+        }
+    }
+    workgroupBarrier();
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let s = i * WG + t;
+        if s < in_block {
+            values_out[out[i]] = atomicLoad(&stage[s]);
+        }
     }
 }

@@ -20,7 +20,7 @@ use std::num::NonZeroU64;
 use wgpu::util::DeviceExt;
 
 use super::common::{
-    buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
+    ShaderChecks, buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
 };
 
 /// Threads per workgroup of the scan kernels.
@@ -99,6 +99,7 @@ impl PrefixScan {
                 "const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;\nconst MAX_GROUPS_X: u32 = {max_groups_x}u;\n"
             ),
             SETUP_SHADER,
+            ShaderChecks::All,
         );
         let scan_module = standalone_shader_module(
             device,
@@ -108,6 +109,9 @@ impl PrefixScan {
                  const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;\nconst RAKE: u32 = {RAKE}u;\n"
             ),
             SCAN_SHADER,
+            // Every loop runs a constant count or up to n; every index is below n,
+            // the capacity or a workgroup array's length (tests/gpu_sort.rs).
+            ShaderChecks::None,
         );
         let setup = compute_pipeline(
             device,

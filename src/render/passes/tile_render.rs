@@ -7,7 +7,7 @@ use wgpu::{
     TextureFormat, TextureView, TextureViewDimension,
 };
 
-use super::common::{SceneDepthVariants, TILE_SIZE, bind_group, storage, uniform};
+use super::common::{SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform};
 
 /// The tiles covering a viewport.
 pub fn tiles_for(viewport: UVec2) -> UVec2 {
@@ -59,6 +59,9 @@ impl TileRenderPass {
                 4,
                 include_str!("tile_render.wgsl"),
                 "tile_render",
+                // Its loops run over a tile's range of pairs, in batches, and over
+                // constant counts.
+                ShaderChecks::NoLoopGuards,
             ),
         }
     }
