@@ -94,6 +94,12 @@ fn tile_render(
     }
 
     let range = ranges[tile];
+    // Each thread's splat of the next batch is read while the workgroup blends the
+    // current one, so that the read's latency hides behind the blending.
+    var next: ProjectedSplat;
+    if range.x + thread < range.y {
+        next = projected[sorted_splats[range.x + thread]];
+    }
     for (var start = range.x; start < range.y; start += BATCH) {
         if thread == 0u {
             all_done = atomicLoad(&pixels_done);
@@ -101,15 +107,18 @@ fn tile_render(
         if workgroupUniformLoad(&all_done) == BATCH {
             break;
         }
-        let fetch = start + thread;
-        if fetch < range.y {
-            let s = projected[sorted_splats[fetch]];
+        if start + thread < range.y {
+            let s = next;
             batch_strips[thread] = strip_mask(s, tile_top);
             batch_position[thread] = vec3<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth));
             batch_conic[thread] = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.5 * s.extent);
             batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, s.opacity);
         }
         workgroupBarrier();
+        let ahead = start + BATCH + thread;
+        if ahead < range.y {
+            next = projected[sorted_splats[ahead]];
+        }
 
         if !done {
             let count = min(BATCH, range.y - start);
