@@ -23,22 +23,20 @@ pub const WORKGROUP_SIZE: u32 = 256;
 /// The most workgroups a dispatch may have in one dimension.
 pub const MAX_GROUPS_PER_DIMENSION: u32 = 65_535;
 
-/// Which of wgpu's shader runtime checks a module keeps. wgpu guards every loop
-/// against running forever (a counter and a test per iteration) and clamps every array
-/// index it cannot prove in range; on an H200 those guards made the radix sort's
-/// kernels 1.5× slower and the tile render 14 % (BENCHMARKS.md). A module drops a
-/// guard only where its own code makes the guard needless.
+/// Whether a module keeps wgpu's shader runtime checks. wgpu guards every loop against
+/// running forever (a counter and a test per iteration) and clamps every array index
+/// it cannot prove in range; on an H200 those guards made the radix sort's kernels
+/// 1.5–1.7× slower and the tile render 12 % (BENCHMARKS.md). A module drops them only where
+/// its own code makes them needless.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShaderChecks {
     /// All of wgpu's checks.
     All,
-    /// No loop guards: every loop of the module runs a count of iterations bounded by
-    /// a constant or by a buffer's range. Index checks stay.
-    NoLoopGuards,
-    /// No loop guards and no index checks: besides the loops' bound, every index the
-    /// module computes is in range by construction (checked against the CPU by the
-    /// module's tests). Storage buffers keep the driver's robust access where it has
-    /// one (Vulkan's `robustBufferAccess`); browsers check WebGPU shaders themselves.
+    /// No loop guards and no index checks: every loop of the module runs a count of
+    /// iterations bounded by a constant or by a buffer's range, and every index it
+    /// computes is in range by construction (checked against the CPU by the module's
+    /// tests). Storage buffers keep the driver's robust access where it has one
+    /// (Vulkan's `robustBufferAccess`); browsers check WebGPU shaders themselves.
     None,
 }
 
@@ -69,17 +67,13 @@ fn create_module(
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(text.into()),
     };
-    let runtime_checks = match checks {
-        ShaderChecks::All => return device.create_shader_module(descriptor),
-        ShaderChecks::NoLoopGuards => wgpu::ShaderRuntimeChecks {
-            force_loop_bounding: false,
-            ..wgpu::ShaderRuntimeChecks::checked()
-        },
-        ShaderChecks::None => wgpu::ShaderRuntimeChecks::unchecked(),
-    };
-    // SAFETY: `ShaderChecks` names what the caller's module guarantees in place of
-    // each check it drops: loops that end, and (for `None`) indices in range.
-    unsafe { device.create_shader_module_trusted(descriptor, runtime_checks) }
+    if checks == ShaderChecks::All {
+        return device.create_shader_module(descriptor);
+    }
+    // SAFETY: the module's loops end and its indices are in range (`ShaderChecks::None`).
+    unsafe {
+        device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked())
+    }
 }
 
 /// A compute pipeline with one bind group. Workgroup memory is not zeroed first: every
