@@ -420,7 +420,7 @@ impl SortBuffers {
     ) -> Self {
         let storage = SortStorage::allocate(device, sort.key, capacity);
         let own_bytes = storage.bytes();
-        Self::build(
+        Self::in_storage(
             device,
             sort,
             storage,
@@ -453,7 +453,7 @@ impl SortBuffers {
     ) -> Self {
         let storage = SortStorage::allocate(device, sort.key, capacity);
         let own_bytes = storage.bytes();
-        Self::build(
+        Self::in_storage(
             device,
             sort,
             storage,
@@ -495,33 +495,7 @@ impl SortBuffers {
                 && storage.values.iter().all(|b| b.size() >= need(4)),
             "a sort's storage must hold its capacity"
         );
-        Self::build(
-            device,
-            sort,
-            storage,
-            capacity,
-            count,
-            count_offset,
-            range,
-            values,
-        )
-    }
-
-    fn owning(mut self, bytes: u64) -> Self {
-        self.own_storage_bytes = bytes;
-        self
-    }
-
-    fn build(
-        device: &wgpu::Device,
-        sort: &RadixSort,
-        storage: SortStorage,
-        capacity: u32,
-        count: &wgpu::Buffer,
-        count_offset: u64,
-        range: Option<KeyRange>,
-        values_kind: SortValues,
-    ) -> Self {
+        let values_kind = values;
         let SortStorage { keys, values } = storage;
 
         // One binding reaches n and, for a ranged sort, the two range words after it.
@@ -647,6 +621,11 @@ impl SortBuffers {
             count_groups,
             scatter_groups,
         }
+    }
+
+    fn owning(mut self, bytes: u64) -> Self {
+        self.own_storage_bytes = bytes;
+        self
     }
 
     /// Most pairs one sort handles.
