@@ -28,6 +28,9 @@
 // each 4-byte key and value went to its own 32-byte memory sector. The staging reuses
 // the ranking's masks (8 KiB for both), because workgroup memory costs occupancy (on
 // an H200, 17 KiB more per workgroup made an earlier scatter 40% slower).
+// The staging pays only in a module built without wgpu's loop guards (the host
+// builds this one with `ShaderChecks::None`): with them, its many short loops over
+// per-thread arrays made the tile sort slower than the unstaged scatter.
 
 struct PassParams {
     // which key word holds the digit (0 = x, 1 = y), its shift in that word, and its mask
