@@ -54,9 +54,10 @@ fn duplicate(
         for (var row = first_row(splat); row <= last_row(splat); row++) {
             let span = tile_span_in_row(splat, row, view);
             for (var col = span.x; col <= span.y; col++) {
-                // Pairs past the capacity are dropped this frame; the CPU sees the
-                // total and grows the buffers for the next one.
                 let key = row * view.tile_count.x + u32(col);
+                // Pairs past the capacity are dropped this frame (here and in the
+                // window's write below); the CPU sees the total and grows the buffers
+                // for the next one.
                 if slot - start < WINDOW {
                     window_keys[slot - start] = key;
                     window_values[slot - start] = splat_slot;

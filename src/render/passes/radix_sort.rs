@@ -484,7 +484,7 @@ impl SortBuffers {
         count: &wgpu::Buffer,
         count_offset: u64,
         range: Option<KeyRange>,
-        values: SortValues,
+        values_kind: SortValues,
     ) -> Self {
         let need = |item_bytes: u64| u64::from(capacity.max(1)) * item_bytes;
         assert!(
@@ -495,7 +495,6 @@ impl SortBuffers {
                 && storage.values.iter().all(|b| b.size() >= need(4)),
             "a sort's storage must hold its capacity"
         );
-        let values_kind = values;
         let SortStorage { keys, values } = storage;
 
         // One binding reaches n and, for a ranged sort, the two range words after it.
