@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use bevy_splat::render::passes::radix_sort::{
-    RadixSort, SORT_BLOCK, SortBuffers, SortKey, SortValues,
+    RadixSort, SORT_BLOCK, SortAlgorithm, SortBuffers, SortKey, SortValues,
 };
 use bevy_splat::render::passes::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
@@ -17,6 +17,8 @@ const COUNT_WORD: usize = 67;
 const TOTAL_WORD: usize = 3;
 const COUNTER_WORDS: usize = 80;
 const SENTINEL: u32 = 0xDEAD_BEEF;
+/// Every sort test runs both algorithms: lavapipe runs the one-sweep sort too.
+const ALGORITHMS: [SortAlgorithm; 2] = [SortAlgorithm::Classic, SortAlgorithm::OneSweep];
 
 /// splitmix64
 struct Rng(u64);
@@ -223,37 +225,86 @@ fn prefix_scan_matches_cpu() {
 #[test]
 fn radix_sort_matches_cpu_stable_sort() {
     let gpu = Gpu::new();
-    let sort = RadixSort::new(&gpu.device);
-    let mut rng = Rng(2);
-    let bits = [1, 7, 8, 9, 31, 32, 33, 43, 64];
-    let kinds = [
-        Keys::Uniform,
-        Keys::FewDistinct,
-        Keys::TileDepth,
-        Keys::Unmasked,
-    ];
-    eprintln!("radix sort on {}", gpu.describe());
-    let mut case = 0;
-    for n in [0, 1, 255, 256, 257, SORT_BLOCK + 1, 65_537] {
-        let start = Instant::now();
-        for key_bits in bits {
-            let kind = kinds[case % kinds.len()];
-            case += 1;
-            // Some cases with room to spare.
-            let capacity = if case % 3 == 0 { n + 1000 } else { n };
-            check_sort(&gpu, &sort, n, capacity, key_bits, kind, &mut rng);
+    for algorithm in ALGORITHMS {
+        let sort = RadixSort::with_key(&gpu.device, SortKey::U64, algorithm);
+        let mut rng = Rng(2);
+        let bits = [1, 7, 8, 9, 31, 32, 33, 43, 64];
+        let kinds = [
+            Keys::Uniform,
+            Keys::FewDistinct,
+            Keys::TileDepth,
+            Keys::Unmasked,
+        ];
+        eprintln!("{algorithm:?} radix sort on {}", gpu.describe());
+        let mut case = 0;
+        for n in [0, 1, 255, 256, 257, SORT_BLOCK + 1, 65_537] {
+            let start = Instant::now();
+            for key_bits in bits {
+                let kind = kinds[case % kinds.len()];
+                case += 1;
+                // Some cases with room to spare.
+                let capacity = if case % 3 == 0 { n + 1000 } else { n };
+                check_sort(&gpu, &sort, n, capacity, key_bits, kind, &mut rng);
+            }
+            eprintln!("  sort n = {n:>9}, all key widths: {:.2?}", start.elapsed());
         }
-        eprintln!("  sort n = {n:>9}, all key widths: {:.2?}", start.elapsed());
+        for (key_bits, kind) in [
+            (9, Keys::FewDistinct),
+            (32, Keys::Uniform),
+            (43, Keys::TileDepth),
+            (64, Keys::Uniform),
+        ] {
+            let n = 1_000_000;
+            let t = check_sort(&gpu, &sort, n, n, key_bits, kind, &mut rng);
+            eprintln!("  sort n = {n:>9}, {key_bits:>2} bits ({kind:?}): {t:.2?}");
+        }
     }
-    for (key_bits, kind) in [
-        (9, Keys::FewDistinct),
-        (32, Keys::Uniform),
-        (43, Keys::TileDepth),
-        (64, Keys::Uniform),
-    ] {
-        let n = 1_000_000;
-        let t = check_sort(&gpu, &sort, n, n, key_bits, kind, &mut rng);
-        eprintln!("  sort n = {n:>9}, {key_bits:>2} bits ({kind:?}): {t:.2?}");
+}
+
+/// One sort's buffers reused with other pair counts and key widths, as a view's are
+/// from frame to frame: nothing a sort leaves behind (the one-sweep sort's block
+/// counters and look-back words) leaks into the next.
+#[test]
+fn a_reused_sort_stays_exact() {
+    let gpu = Gpu::new();
+    let capacity = 300_000u32;
+    for algorithm in ALGORITHMS {
+        let sort = RadixSort::with_key(&gpu.device, SortKey::U64, algorithm);
+        let counter = counters(&gpu, 0);
+        let buffers = SortBuffers::new(
+            &gpu.device,
+            &sort,
+            capacity,
+            &counter,
+            (COUNT_WORD * 4) as u64,
+        );
+        let mut rng = Rng(9);
+        for (n, key_bits) in [
+            (capacity, 43),
+            (5_000, 43),
+            (capacity, 16),
+            (0, 24),
+            (capacity - 7, 64),
+            (SORT_BLOCK, 8),
+            (capacity, 43),
+        ] {
+            let keys = make_keys(Keys::TileDepth, n as usize, key_bits, &mut rng);
+            gpu.queue
+                .write_buffer(&counter, (COUNT_WORD * 4) as u64, bytemuck::bytes_of(&n));
+            fill(&gpu, &buffers, &keys);
+            let mut result = usize::MAX;
+            gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
+            let mask = if key_bits >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << key_bits) - 1
+            };
+            let mut order: Vec<u32> = (0..n).collect();
+            order.sort_by_key(|&i| keys[i as usize] & mask);
+            let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
+            let what = format!("{algorithm:?} sort of {n} ({key_bits} bits), reused");
+            assert_same(&what, &got_values, &order);
+        }
     }
 }
 
@@ -262,39 +313,41 @@ fn radix_sort_matches_cpu_stable_sort() {
 #[test]
 fn radix_sort_of_u32_keys_matches_cpu_stable_sort() {
     let gpu = Gpu::new();
-    let sort = RadixSort::with_key(&gpu.device, SortKey::U32);
-    let mut rng = Rng(4);
-    for n in [0u32, 1, 257, SORT_BLOCK + 1, 65_537, 1_000_000] {
-        for key_bits in [1, 8, 13, 16, 32] {
-            let mask = if key_bits == 32 {
-                u32::MAX
-            } else {
-                (1u32 << key_bits) - 1
-            };
-            // Few distinct keys when n is large: long runs of equal keys.
-            let keys: Vec<u32> = (0..n)
-                .map(|_| (rng.below(1 << 20) as u32).wrapping_mul(0x9E37_79B9))
-                .collect();
-            let counter = counters(&gpu, n);
-            let buffers = SortBuffers::new(
-                &gpu.device,
-                &sort,
-                n.max(1),
-                &counter,
-                (COUNT_WORD * 4) as u64,
-            );
-            fill(&gpu, &buffers, &keys);
-            let mut result = usize::MAX;
-            gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
-            assert_eq!(result, RadixSort::output_index(key_bits));
-            let mut order: Vec<u32> = (0..n).collect();
-            order.sort_by_key(|&i| keys[i as usize] & mask);
-            let want_keys: Vec<u32> = order.iter().map(|&i| keys[i as usize]).collect();
-            let what = format!("u32 sort of {n} ({key_bits} bits)");
-            let got_keys: Vec<u32> = gpu.read(&buffers.keys[result], n as usize);
-            let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
-            assert_same(&format!("{what}: keys"), &got_keys, &want_keys);
-            assert_same(&format!("{what}: values (stability)"), &got_values, &order);
+    for algorithm in ALGORITHMS {
+        let sort = RadixSort::with_key(&gpu.device, SortKey::U32, algorithm);
+        let mut rng = Rng(4);
+        for n in [0u32, 1, 257, SORT_BLOCK + 1, 65_537, 1_000_000] {
+            for key_bits in [1, 8, 13, 16, 32] {
+                let mask = if key_bits == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << key_bits) - 1
+                };
+                // Few distinct keys when n is large: long runs of equal keys.
+                let keys: Vec<u32> = (0..n)
+                    .map(|_| (rng.below(1 << 20) as u32).wrapping_mul(0x9E37_79B9))
+                    .collect();
+                let counter = counters(&gpu, n);
+                let buffers = SortBuffers::new(
+                    &gpu.device,
+                    &sort,
+                    n.max(1),
+                    &counter,
+                    (COUNT_WORD * 4) as u64,
+                );
+                fill(&gpu, &buffers, &keys);
+                let mut result = usize::MAX;
+                gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
+                assert_eq!(result, RadixSort::output_index(key_bits));
+                let mut order: Vec<u32> = (0..n).collect();
+                order.sort_by_key(|&i| keys[i as usize] & mask);
+                let want_keys: Vec<u32> = order.iter().map(|&i| keys[i as usize]).collect();
+                let what = format!("u32 sort of {n} ({key_bits} bits)");
+                let got_keys: Vec<u32> = gpu.read(&buffers.keys[result], n as usize);
+                let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
+                assert_same(&format!("{what}: keys"), &got_keys, &want_keys);
+                assert_same(&format!("{what}: values (stability)"), &got_values, &order);
+            }
         }
     }
 }
@@ -313,9 +366,11 @@ fn grids_beyond_dispatch_limit() {
         for n in [0, 3000, 1_000_000] {
             check_scan(&gpu, &scan, n, n, &mut rng);
         }
-        let sort = RadixSort::with_max_workgroups_per_dimension(&gpu.device, max_x);
-        for (n, key_bits) in [(65_537, 43), (1_000_000, 20)] {
-            check_sort(&gpu, &sort, n, n, key_bits, Keys::TileDepth, &mut rng);
+        for algorithm in ALGORITHMS {
+            let sort = RadixSort::with_max_workgroups_per_dimension(&gpu.device, algorithm, max_x);
+            for (n, key_bits) in [(65_537, 43), (1_000_000, 20)] {
+                check_sort(&gpu, &sort, n, n, key_bits, Keys::TileDepth, &mut rng);
+            }
         }
     }
 
@@ -377,8 +432,6 @@ fn median(mut times: Vec<Duration>) -> Duration {
 #[test]
 #[ignore = "benchmark, for real GPUs"]
 fn benchmark_sort_and_scan() {
-    const ITERATIONS: usize = 12;
-    const WARM_UP: usize = 4;
     let gpu = Gpu::new();
     eprintln!("benchmark on {}", gpu.describe());
     let features = gpu.device.features();
@@ -394,11 +447,20 @@ fn benchmark_sort_and_scan() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(30_000_000u32)
         .min(limit as u32);
-    let sort = RadixSort::new(&gpu.device);
-    let counter = counters(&gpu, n);
+    for algorithm in ALGORITHMS {
+        benchmark_sort(&gpu, algorithm, n);
+    }
+    benchmark_scan(&gpu);
+}
+
+fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
+    const ITERATIONS: usize = 12;
+    const WARM_UP: usize = 4;
+    let sort = RadixSort::with_key(&gpu.device, SortKey::U64, algorithm);
+    let counter = counters(gpu, n);
     let buffers = SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
     eprintln!(
-        "sort buffers for {n} pairs: {:.1} MiB",
+        "{algorithm:?} sort buffers for {n} pairs: {:.1} MiB",
         buffers.gpu_bytes() as f64 / (1 << 20) as f64
     );
     let queries: Vec<wgpu::QuerySet> = (0..ITERATIONS)
@@ -487,8 +549,8 @@ fn benchmark_sort_and_scan() {
             .map(|c| format!("{:.3}+{:.3}+{:.3}", c[0], c[1], c[2]))
             .collect();
         eprintln!(
-            "sort {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of {}), {:.0} Mpairs/s; \
-             per pass count+scan+scatter ms: {}",
+            "{algorithm:?} sort {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of {}), \
+             {:.0} Mpairs/s; per pass count+scan+scatter ms: {}",
             total(mid),
             ITERATIONS - WARM_UP,
             f64::from(n) / total(mid) / 1e3,
@@ -520,11 +582,13 @@ fn benchmark_sort_and_scan() {
             }
         }
     }
+}
 
+fn benchmark_scan(gpu: &Gpu) {
     let scan = PrefixScan::new(&gpu.device);
     for m in [5_800_000u32, 30_000_000] {
         let values = gpu.upload(&vec![1u32; m as usize], wgpu::BufferUsages::STORAGE);
-        let counter = counters(&gpu, m);
+        let counter = counters(gpu, m);
         let buffers = ScanBuffers::new(
             &gpu.device,
             &scan,
@@ -543,7 +607,7 @@ fn benchmark_sort_and_scan() {
         }
         let times: Vec<Duration> = (0..5)
             .map(|_| {
-                timed_pass(&gpu, |pass| {
+                timed_pass(gpu, |pass| {
                     for _ in 0..10 {
                         scan.encode(pass, &buffers);
                     }
@@ -566,8 +630,14 @@ fn benchmark_sort_and_scan() {
 #[test]
 fn a_ranged_sort_orders_by_the_top_bits_of_the_span() {
     let gpu = Gpu::new();
-    let sort = RadixSort::new(&gpu.device);
-    let sort_u32 = RadixSort::with_key(&gpu.device, SortKey::U32);
+    for algorithm in ALGORITHMS {
+        ranged_sort_case(&gpu, algorithm);
+    }
+}
+
+fn ranged_sort_case(gpu: &Gpu, algorithm: SortAlgorithm) {
+    let sort = RadixSort::with_key(&gpu.device, SortKey::U64, algorithm);
+    let sort_u32 = RadixSort::with_key(&gpu.device, SortKey::U32, algorithm);
     let mut rng = Rng(7);
     const RANGE_WORD: usize = 70;
     let n = 50_000u32;
@@ -601,10 +671,13 @@ fn a_ranged_sort_orders_by_the_top_bits_of_the_span() {
         let shift = bits.saturating_sub(24);
         let mut order: Vec<u32> = (0..n).collect();
         order.sort_by_key(|&i| (low[i as usize] - least) >> shift); // stable
-        let what = format!("ranged sort over a span of 2^{}", span.trailing_zeros());
+        let what = format!(
+            "{algorithm:?} ranged sort over a span of 2^{}",
+            span.trailing_zeros()
+        );
 
         let wide = ranged(&sort, SortValues::Given);
-        fill(&gpu, &wide, &keys);
+        fill(gpu, &wide, &keys);
         let mut result = usize::MAX;
         gpu.run(|pass| result = sort.encode(pass, &wide, 24));
         assert_eq!(result, 1, "three passes end in buffer 1");

@@ -34,7 +34,7 @@ use bevy::ecs::prelude::*;
 use bevy::render::extract_component::ExtractComponentPlugin;
 use bevy::render::extract_resource::ExtractResourcePlugin;
 use bevy::render::render_asset::RenderAssetPlugin;
-use bevy::render::renderer::RenderDevice;
+use bevy::render::renderer::{RenderAdapterInfo, RenderDevice};
 use bevy::render::{Render, RenderApp, RenderStartup, RenderSystems};
 
 pub use gpu_cloud::GpuSplats;
@@ -51,8 +51,14 @@ pub use view::stats::{SplatStats, SplatViewStats};
 use crate::cloud::GaussianCloud;
 use passes::SplatPipelines;
 
-fn init_pipelines(mut commands: Commands, device: Res<RenderDevice>) {
-    commands.insert_resource(SplatPipelines::new(device.wgpu_device()));
+fn init_pipelines(
+    mut commands: Commands,
+    device: Res<RenderDevice>,
+    adapter: Res<RenderAdapterInfo>,
+) {
+    let sort = passes::radix_sort::SortAlgorithm::for_adapter(&adapter);
+    bevy::log::info!("splat radix sort: {sort:?} on {}", adapter.name);
+    commands.insert_resource(SplatPipelines::new(device.wgpu_device(), sort));
 }
 
 /// Adds the splat passes to every 3D camera's render schedule.

@@ -58,14 +58,16 @@ pub struct SplatPipelines {
 }
 
 impl SplatPipelines {
-    pub fn new(device: &wgpu::Device) -> Self {
+    /// `sort`: the radix sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`]
+    /// of the device's adapter.
+    pub fn new(device: &wgpu::Device, sort: radix_sort::SortAlgorithm) -> Self {
         Self {
             preprocess: preprocess::PreprocessPass::new(device),
             indirect: indirect::IndirectPass::new(device),
             depth_sort: depth_sort::DepthSortPass::new(device),
             scan: scan::PrefixScan::new(device),
             duplicate: duplicate::DuplicatePass::new(device),
-            sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32),
+            sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32, sort),
             tile_range: tile_range::TileRangePass::new(device),
             tile_order: tile_order::TileOrderPass::new(device),
             tile_render: tile_render::TileRenderPass::new(device),

@@ -2,21 +2,25 @@
 //! the GPU knows.
 //!
 //! A key is 64 bits stored as `vec2<u32>` (x = low word, y = high word) or, for a
-//! sort built with [`SortKey::U32`], one `u32`; a value is a `u32`. The sort takes [`RADIX_BITS`] bits per pass, as many passes as the caller's
-//! `key_bits` needs, low word first. Each pass is three steps over blocks of
-//! [`SORT_BLOCK`] pairs:
+//! sort built with [`SortKey::U32`], one `u32`; a value is a `u32`. The sort takes
+//! [`RADIX_BITS`] bits per pass, as many passes as the caller's `key_bits` needs, low
+//! word first. Every pass scatters blocks of [`SORT_BLOCK`] pairs: each pair goes to
+//! the first output slot of its (digit, block) plus its rank among the earlier pairs
+//! of its block with the same digit (found with per-digit thread masks in workgroup
+//! memory, no subgroup operations), so the pass is stable. The block is first put in
+//! that order in workgroup memory, so that neighbouring threads write neighbouring
+//! slots. The [`SortAlgorithm`] says how a block learns its first slots:
 //!
-//! 1. `count`: every block's digit histogram, stored digit-major;
-//! 2. an exclusive [prefix scan](super::scan) of those histograms, which gives every
-//!    (digit, block) its first output slot;
-//! 3. `scatter`: every pair goes to its slot plus its rank among the earlier pairs of
-//!    its block with the same digit (found with per-digit thread masks in workgroup
-//!    memory, no subgroup operations), so the pass is stable. The block is first
-//!    put in that order in workgroup memory, so that neighbouring threads write
-//!    neighbouring slots.
+//! - [`SortAlgorithm::Classic`], three steps per pass: `count` stores every block's
+//!   digit histogram digit-major, an exclusive [prefix scan](super::scan) of them gives
+//!   every (digit, block) its first slot, and `scatter` reads it.
+//! - [`SortAlgorithm::OneSweep`]: one `histogram` kernel counts every pass's digits in
+//!   one read of the keys, then each pass is a single `scatter` whose blocks add up
+//!   the counts the blocks before them publish (decoupled look-back). Fewer reads and
+//!   dispatches, for GPUs that keep running a workgroup once it has started.
 //!
-//! A one-thread `setup` kernel turns n into dispatch arguments first (2-D grids, so no
-//! dispatch exceeds the per-dimension workgroup limit).
+//! A setup kernel turns n into dispatch arguments first (2-D grids, so no dispatch
+//! exceeds the per-dimension workgroup limit).
 //!
 //! Limit: `keys[i]` is bound whole, so `capacity` keys (8 or 4 bytes each) must fit
 //! `max_storage_buffer_binding_size` (128 MiB on lavapipe: 16M pairs; 2 GiB on big
@@ -85,6 +89,43 @@ pub enum SortValues {
     InputIndex,
 }
 
+/// How the blocks of a pass learn where their digits start (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortAlgorithm {
+    /// Count, scan, scatter per pass: runs on any GPU.
+    Classic,
+    /// One histogram, then one scatter per pass with decoupled look-back: a block
+    /// waits for the blocks that started before it, so the GPU must keep running a
+    /// started workgroup while another waits.
+    OneSweep,
+}
+
+impl SortAlgorithm {
+    /// [`Self::OneSweep`] on NVIDIA and AMD GPUs through a native API, where it is the
+    /// faster and a started workgroup keeps running; [`Self::Classic`] elsewhere:
+    /// browsers (WebGPU promises no progress between workgroups), Apple and mobile
+    /// GPUs, and CPU adapters, whose threads a busy machine shares between many
+    /// spinning workgroups (lavapipe sorts correctly either way: `tests/gpu_sort.rs`
+    /// runs both there).
+    pub fn for_adapter(info: &wgpu::AdapterInfo) -> Self {
+        const NVIDIA: u32 = 0x10de;
+        const AMD: u32 = 0x1002;
+        let native = matches!(
+            info.backend,
+            wgpu::Backend::Vulkan | wgpu::Backend::Dx12 | wgpu::Backend::Metal
+        );
+        let gpu = matches!(
+            info.device_type,
+            wgpu::DeviceType::DiscreteGpu | wgpu::DeviceType::IntegratedGpu
+        );
+        if native && gpu && (info.vendor == NVIDIA || info.vendor == AMD) {
+            Self::OneSweep
+        } else {
+            Self::Classic
+        }
+    }
+}
+
 /// Key bits sorted per pass.
 pub const RADIX_BITS: u32 = 8;
 const RADIX: u32 = 1 << RADIX_BITS;
@@ -109,25 +150,44 @@ const MAX_PASSES: u32 = 64u32.div_ceil(RADIX_BITS);
 /// the parameters of pass `pass` taking `bits` bits.
 const PARAMS_STRIDE: u64 = 256;
 /// Words of the sort state, see `radix_sort_setup.wgsl`.
-const STATE_WORDS: usize = 16;
+const STATE_WORDS: usize = 20;
 const STATE_ARGS_OFFSET: u64 = 6 * 4;
+const STATE_HISTOGRAM_ARGS_OFFSET: u64 = 16 * 4;
 const STATE_HIST_LEN_OFFSET: u64 = 9 * 4;
 const STATE_HIST_TOTAL_OFFSET: u64 = 10 * 4;
 /// `state[2]` of a sort without a key range.
 const NO_RANGE: u32 = u32::MAX;
 
+/// Sort blocks counted by one workgroup of the one-sweep histogram: fewer global
+/// atomics on the digit totals.
+const HISTOGRAM_BLOCKS: u32 = 4;
+/// The one-sweep status buffer (see `radix_sort_onesweep.wgsl`): block counters, then
+/// digit totals per pass (cleared by every sort's setup), then two regions of
+/// look-back words.
+const STATUS_TOTALS: u32 = MAX_PASSES;
+const STATUS_REGIONS: u32 = STATUS_TOTALS + MAX_PASSES * RADIX;
+/// Earlier blocks one step of the one-sweep look-back reads at once.
+const LOOK_BACK_WINDOW: u32 = 4;
+/// A look-back word keeps counts in 30 bits.
+const ONESWEEP_MAX_PAIRS: u32 = 1 << 30;
+
 const SETUP_SHADER: &str = include_str!("radix_sort_setup.wgsl");
 const SORT_SHADER: &str = include_str!("radix_sort.wgsl");
+const CLASSIC_SHADER: &str = include_str!("radix_sort_classic.wgsl");
+const ONESWEEP_SHADER: &str = include_str!("radix_sort_onesweep.wgsl");
 
-/// The pipelines of the radix sort (and of the prefix scan it uses); create once per
-/// device.
+/// The pipelines of the radix sort (and, for [`SortAlgorithm::Classic`], of the prefix
+/// scan it uses); create once per device.
 pub struct RadixSort {
     key: SortKey,
-    scan: PrefixScan,
+    algorithm: SortAlgorithm,
+    /// The classic sort's scan of the block histograms.
+    scan: Option<PrefixScan>,
     setup_layout: wgpu::BindGroupLayout,
     count_layout: wgpu::BindGroupLayout,
     scatter_layout: wgpu::BindGroupLayout,
     setup: wgpu::ComputePipeline,
+    /// The classic sort's per-pass `count`, or the one-sweep `histogram` of all passes.
     count: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
 }
@@ -198,8 +258,10 @@ pub struct SortBuffers {
     own_storage_bytes: u64,
     state: wgpu::Buffer,
     params: wgpu::Buffer,
+    /// Classic: the block histograms. One-sweep: the status words.
     hist: wgpu::Buffer,
-    hist_scan: ScanBuffers,
+    /// Classic only: the scan of `hist`.
+    hist_scan: Option<ScanBuffers>,
     setup_group: wgpu::BindGroup,
     /// Indexed by the pass's source buffer (0 or 1).
     count_groups: [wgpu::BindGroup; 2],
@@ -207,33 +269,51 @@ pub struct SortBuffers {
 }
 
 impl RadixSort {
-    /// A sort of 64-bit keys.
+    /// A classic sort of 64-bit keys.
     pub fn new(device: &wgpu::Device) -> Self {
-        Self::with_key(device, SortKey::U64)
+        Self::with_key(device, SortKey::U64, SortAlgorithm::Classic)
     }
 
-    /// A sort of `key` keys.
-    pub fn with_key(device: &wgpu::Device, key: SortKey) -> Self {
+    /// A sort of `key` keys by `algorithm`.
+    pub fn with_key(device: &wgpu::Device, key: SortKey, algorithm: SortAlgorithm) -> Self {
         Self::build(
             device,
             device.limits().max_compute_workgroups_per_dimension,
             key,
+            algorithm,
         )
     }
 
-    /// Like [`RadixSort::new`], with the dispatches' grids limited to `max_groups_x`
-    /// workgroups along x (more rows instead). Tests use a small limit to exercise the
-    /// 2-D grid path without 65,536 workgroups' worth of data.
-    pub fn with_max_workgroups_per_dimension(device: &wgpu::Device, max_groups_x: u32) -> Self {
-        Self::build(device, max_groups_x, SortKey::U64)
+    /// A sort of 64-bit keys by `algorithm`, with the dispatches' grids limited to
+    /// `max_groups_x` workgroups along x (more rows instead). Tests use a small limit to
+    /// exercise the 2-D grid path without 65,536 workgroups' worth of data.
+    pub fn with_max_workgroups_per_dimension(
+        device: &wgpu::Device,
+        algorithm: SortAlgorithm,
+        max_groups_x: u32,
+    ) -> Self {
+        Self::build(device, max_groups_x, SortKey::U64, algorithm)
     }
 
-    fn build(device: &wgpu::Device, max_groups_x: u32, key: SortKey) -> Self {
+    /// The algorithm this sort runs.
+    pub fn algorithm(&self) -> SortAlgorithm {
+        self.algorithm
+    }
+
+    fn build(
+        device: &wgpu::Device,
+        max_groups_x: u32,
+        key: SortKey,
+        algorithm: SortAlgorithm,
+    ) -> Self {
         let max_groups_x = max_groups_x.max(1);
-        let scan = PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x);
+        let onesweep = algorithm == SortAlgorithm::OneSweep;
+        let scan = (!onesweep)
+            .then(|| PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x));
+        let setup_entries = [storage(0, true), storage(1, false), storage(2, false)];
         let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("radix sort setup"),
-            entries: &[storage(0, true), storage(1, false)],
+            entries: &setup_entries[..if onesweep { 3 } else { 2 }],
         });
         let params_entry = wgpu::BindGroupLayoutEntry {
             binding: 0,
@@ -272,23 +352,37 @@ impl RadixSort {
             "radix sort setup",
             &format!(
                 "const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
-                 const MAX_GROUPS_X: u32 = {max_groups_x}u;\n"
+                 const MAX_GROUPS_X: u32 = {max_groups_x}u;\n\
+                 const HISTOGRAM_BLOCKS: u32 = {HISTOGRAM_BLOCKS}u;\n\
+                 const STATUS_CLEARED: u32 = {STATUS_REGIONS}u;\n"
             ),
             SETUP_SHADER,
             ShaderChecks::All,
         );
+        let (variant, first_kernel) = if onesweep {
+            (ONESWEEP_SHADER, "histogram")
+        } else {
+            (CLASSIC_SHADER, "count")
+        };
         let sort_module = standalone_shader_module(
             device,
             "radix sort",
             &format!(
                 "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
                  const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
-                 const STAGE_WORDS: u32 = {STAGE_WORDS}u;\n{}",
+                 const RADIX_BITS: u32 = {RADIX_BITS}u;\nconst STAGE_WORDS: u32 = {STAGE_WORDS}u;\n\
+                 const MAX_PASSES: u32 = {MAX_PASSES}u;\nconst TOTALS: u32 = {STATUS_TOTALS}u;\n\
+                 const REGIONS: u32 = {STATUS_REGIONS}u;\n\
+                 const HISTOGRAM_BLOCKS: u32 = {HISTOGRAM_BLOCKS}u;\n\
+                 const LOOK_BACK_WINDOW: u32 = {}u;\n{}",
+                LOOK_BACK_WINDOW,
                 key.wgsl()
             ),
-            SORT_SHADER,
-            // Every loop runs a constant count or up to n; every index is below n,
-            // the capacity or a workgroup array's length (tests/gpu_sort.rs).
+            &format!("{SORT_SHADER}\n{variant}"),
+            // Every loop runs a constant count or up to n, except the one-sweep
+            // look-back's wait, which ends once the earlier block publishes (see
+            // `SortAlgorithm::OneSweep`); every index is below n, the capacity or a
+            // workgroup array's length (tests/gpu_sort.rs).
             ShaderChecks::None,
         );
         let setup = compute_pipeline(
@@ -296,14 +390,18 @@ impl RadixSort {
             "radix sort setup",
             &setup_layout,
             &setup_module,
-            "setup",
+            if onesweep { "setup_onesweep" } else { "setup" },
         );
         let count = compute_pipeline(
             device,
-            "radix sort count",
+            if onesweep {
+                "radix sort histogram"
+            } else {
+                "radix sort count"
+            },
             &count_layout,
             &sort_module,
-            "count",
+            first_kernel,
         );
         let scatter = compute_pipeline(
             device,
@@ -314,6 +412,7 @@ impl RadixSort {
         );
         Self {
             key,
+            algorithm,
             scan,
             setup_layout,
             count_layout,
@@ -342,7 +441,8 @@ impl RadixSort {
 
     /// [`RadixSort::encode`] with timestamps for profiling: query 0 before the sort,
     /// then for every pass `p` queries `3p + 1`, `3p + 2`, `3p + 3` after its count,
-    /// scan and scatter steps (25 queries for 64 bits). Needs
+    /// scan and scatter steps (25 queries for 64 bits). A one-sweep sort has no scan
+    /// and counts every pass in its first: its histogram is pass 0's count. Needs
     /// `Features::TIMESTAMP_QUERY_INSIDE_PASSES`.
     pub fn encode_profiled(
         &self,
@@ -382,21 +482,39 @@ impl RadixSort {
         pass.set_pipeline(&self.setup);
         pass.set_bind_group(0, &buffers.setup_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
-        self.scan.encode_setup(pass, &buffers.hist_scan);
-        for p in 0..passes {
+        let params_offset = |p: u32| {
             let bits = (key_bits - p * RADIX_BITS).min(RADIX_BITS);
-            let params_offset = (u64::from(p * RADIX_BITS + bits - 1) * PARAMS_STRIDE) as u32;
-            let src = (p % 2) as usize;
+            (u64::from(p * RADIX_BITS + bits - 1) * PARAMS_STRIDE) as u32
+        };
+        if let (Some(scan), Some(hist_scan)) = (&self.scan, &buffers.hist_scan) {
+            scan.encode_setup(pass, hist_scan);
+            for p in 0..passes {
+                let src = (p % 2) as usize;
+                pass.set_pipeline(&self.count);
+                pass.set_bind_group(0, &buffers.count_groups[src], &[params_offset(p)]);
+                pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
+                stamp(pass, 3 * p + 1);
+                scan.encode_levels(pass, hist_scan);
+                stamp(pass, 3 * p + 2);
+                pass.set_pipeline(&self.scatter);
+                pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset(p)]);
+                pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
+                stamp(pass, 3 * p + 3);
+            }
+        } else {
+            // The histogram reads the last pass's parameters: they give the key width.
             pass.set_pipeline(&self.count);
-            pass.set_bind_group(0, &buffers.count_groups[src], &[params_offset]);
-            pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
-            stamp(pass, 3 * p + 1);
-            self.scan.encode_levels(pass, &buffers.hist_scan);
-            stamp(pass, 3 * p + 2);
-            pass.set_pipeline(&self.scatter);
-            pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset]);
-            pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
-            stamp(pass, 3 * p + 3);
+            pass.set_bind_group(0, &buffers.count_groups[0], &[params_offset(passes - 1)]);
+            pass.dispatch_workgroups_indirect(&buffers.state, STATE_HISTOGRAM_ARGS_OFFSET);
+            for p in 0..passes {
+                stamp(pass, 3 * p + 1);
+                stamp(pass, 3 * p + 2);
+                let src = (p % 2) as usize;
+                pass.set_pipeline(&self.scatter);
+                pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset(p)]);
+                pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
+                stamp(pass, 3 * p + 3);
+            }
         }
         pass.pop_debug_group();
         Self::output_index(key_bits)
@@ -547,23 +665,43 @@ impl SortBuffers {
             usage: wgpu::BufferUsages::UNIFORM,
         });
 
-        let hist_capacity = capacity.div_ceil(SORT_BLOCK) * RADIX;
-        let hist = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("radix sort block histograms"),
-            size: u64::from(hist_capacity.max(1)) * 4,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
-        let hist_scan = ScanBuffers::new(
-            device,
-            &sort.scan,
-            hist_capacity,
-            &hist,
-            &state,
-            STATE_HIST_LEN_OFFSET,
-            &state,
-            STATE_HIST_TOTAL_OFFSET,
-        );
+        let blocks = capacity.div_ceil(SORT_BLOCK);
+        let (hist, hist_scan) = match &sort.scan {
+            Some(scan) => {
+                let hist_capacity = blocks * RADIX;
+                let hist = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("radix sort block histograms"),
+                    size: u64::from(hist_capacity.max(1)) * 4,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+                let hist_scan = ScanBuffers::new(
+                    device,
+                    scan,
+                    hist_capacity,
+                    &hist,
+                    &state,
+                    STATE_HIST_LEN_OFFSET,
+                    &state,
+                    STATE_HIST_TOTAL_OFFSET,
+                );
+                (hist, Some(hist_scan))
+            }
+            None => {
+                assert!(
+                    capacity < ONESWEEP_MAX_PAIRS,
+                    "a one-sweep sort counts pairs in 30 bits"
+                );
+                let words = u64::from(STATUS_REGIONS) + 2 * u64::from(blocks) * u64::from(RADIX);
+                let status = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("radix sort one-sweep status"),
+                    size: words * 4,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+                (status, None)
+            }
+        };
 
         let setup_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("radix sort setup"),
@@ -571,7 +709,8 @@ impl SortBuffers {
             entries: &[
                 buffer_entry(0, count_binding),
                 buffer_entry(1, state.as_entire_buffer_binding()),
-            ],
+                buffer_entry(2, hist.as_entire_buffer_binding()),
+            ][..if hist_scan.is_some() { 2 } else { 3 }],
         });
         let params_binding = wgpu::BufferBinding {
             buffer: &params_buffer,
@@ -639,6 +778,6 @@ impl SortBuffers {
             + self.state.size()
             + self.params.size()
             + self.hist.size()
-            + self.hist_scan.gpu_bytes()
+            + self.hist_scan.as_ref().map_or(0, ScanBuffers::gpu_bytes)
     }
 }

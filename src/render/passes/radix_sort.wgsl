@@ -1,10 +1,16 @@
-// Radix sort kernels: one stable counting-sort pass over one digit of the keys.
-//   count    per block of SORT_BLOCK pairs, a histogram of its digits, stored digit-major
-//            (hist[digit * blocks + block]) so that an exclusive prefix scan of `hist`
-//            gives every (digit, block) its first output slot
-//   (the prefix scan of `hist` runs between the two, see scan.wgsl)
-//   scatter  per block, every pair goes to that slot plus its rank among the block's
-//            earlier pairs with the same digit: the pass is stable
+// Radix sort: one stable counting-sort pass over one digit of the keys, for each
+// block of SORT_BLOCK pairs: every pair goes to its digit's first output slot for this
+// block plus its rank among the block's earlier pairs with the same digit, so the pass
+// is stable. Where each (digit, block) starts is what the two ways of sorting differ
+// in; the host appends one of them to this file:
+//   radix_sort_classic.wgsl   a `count` kernel stores every block's histogram and a
+//                             prefix scan over them (scan.wgsl) runs before `scatter`
+//   radix_sort_onesweep.wgsl  one `histogram` kernel counts the digits of every pass
+//                             at once, and each block of `scatter` adds up the counts
+//                             of the blocks before it as they publish them
+// Each defines binding 3 and the two steps of `scatter_block` that find where its
+// digits start: `publish_block_counts` and `first_output_slot`.
+//
 // Keys are `SortKey`: vec2<u32> (x = low 32 bits, y = high 32 bits) or u32, chosen by
 // the host; values are u32. No subgroup operations: nothing here depends on the
 // subgroup size.
@@ -14,6 +20,7 @@
 //   SORT_ITEMS: u32     pairs per thread; SORT_BLOCK = WG * SORT_ITEMS
 //   SORT_BLOCK: u32
 //   RADIX: u32          digit values per pass
+//   RADIX_BITS: u32     key bits per pass
 //   STAGE_WORDS: u32    words of the scatter's workgroup memory
 //   SortKey             the key type, KEY_WORDS its 32-bit words, key_word(key, word)
 //                       one of them and store_key_word(index, word, value) the
@@ -41,29 +48,24 @@ struct PassParams {
 }
 
 const MASK_WORDS: u32 = WG / 32u;
-// The count kernel spreads its histogram over this many copies (thread t adds to copy
-// t % HIST_COPIES), so that neighbouring threads counting the same digit do not all
-// hit one workgroup-memory word.
-const HIST_COPIES: u32 = 8u;
 
 @group(0) @binding(0) var<uniform> params: PassParams;
 @group(0) @binding(1) var<storage, read> state: array<u32>;
 @group(0) @binding(2) var<storage, read> keys_in: array<SortKey>;
-@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
 @group(0) @binding(4) var<storage, read> values_in: array<u32>;
 @group(0) @binding(5) var<storage, read_write> keys_out: array<SortKey>;
 @group(0) @binding(6) var<storage, read_write> values_out: array<u32>;
 
-var<workgroup> digit_counts: array<atomic<u32>, HIST_COPIES * RADIX>;
 // The scatter's workgroup memory, reused by its steps: the block's digit counts, then
 // per digit a bit mask over the current round's slots holding that digit (slot =
 // word * 32 + bit; word-major, masks[word * RADIX + digit], so that neighbouring digits
 // sit in neighbouring banks), then the block's pairs staged in sorted order, one
 // 32-bit word at a time. STAGE_WORDS = max(SORT_BLOCK, MASK_WORDS * RADIX).
 var<workgroup> stage: array<atomic<u32>, STAGE_WORDS>;
-// Per digit: a prefix scan's partial sums, then the next free slot of the block's
-// sorted order.
+// Per digit: a prefix scan's partial sums (of the block's counts and of the counts
+// `publish_block_counts` returns), then the next free slot of the block's sorted order.
 var<workgroup> digit_next: array<u32, RADIX>;
+var<workgroup> digit_scan: array<vec2<u32>, RADIX>;
 // Per digit: its first output slot minus its first slot in the block's sorted order,
 // so that the pair staged at block slot s with digit d goes to `digit_rebase[d] + s`.
 var<workgroup> digit_rebase: array<u32, RADIX>;
@@ -72,79 +74,30 @@ fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.y * nwg.x + wid.x;
 }
 
-fn digit_of(key: SortKey) -> u32 {
-    var word = key_word(key, params.word);
-    var shift = params.shift;
-    if params.word == 0u {
+// The digit at bit `shift` of key word `word`, `mask` wide; a ranged sort's low word
+// counts from the range's base and drops the bits below its shift.
+fn digit_at(key: SortKey, word_index: u32, shift_in_word: u32, mask: u32) -> u32 {
+    var word = key_word(key, word_index);
+    var shift = shift_in_word;
+    if word_index == 0u {
         word -= state[11];
         shift += state[12];
     }
-    return (word >> min(shift, 31u)) & params.mask;
+    return (word >> min(shift, 31u)) & mask;
 }
 
-@compute @workgroup_size(WG)
-fn count(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) t: u32,
-) {
-    let block = linear_group(wid, nwg);
-    let blocks = state[5];
-    if block >= blocks {
-        return;
-    }
-    let n = state[4];
-    for (var c = 0u; c < HIST_COPIES; c++) {
-        atomicStore(&digit_counts[c * RADIX + t], 0u);
-    }
-    // Each thread counts SORT_ITEMS consecutive pairs (all loads first, to have them
-    // in flight together) and adds runs of equal digits at once: sorted or
-    // low-entropy digits cost few atomics.
-    let first = block * SORT_BLOCK + t * SORT_ITEMS;
-    var digits: array<u32, SORT_ITEMS>;
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        digits[i] = RADIX;
-        if first + i < n {
-            digits[i] = digit_of(keys_in[first + i]);
-        }
-    }
-    workgroupBarrier();
-    let copy = (t % HIST_COPIES) * RADIX;
-    var run_digit = digits[0];
-    var run_length = 1u;
-    for (var i = 1u; i < SORT_ITEMS; i++) {
-        if digits[i] == run_digit {
-            run_length += 1u;
-        } else {
-            if run_digit < RADIX {
-                atomicAdd(&digit_counts[copy + run_digit], run_length);
-            }
-            run_digit = digits[i];
-            run_length = 1u;
-        }
-    }
-    if run_digit < RADIX {
-        atomicAdd(&digit_counts[copy + run_digit], run_length);
-    }
-    workgroupBarrier();
-    var total = 0u;
-    for (var c = 0u; c < HIST_COPIES; c++) {
-        total += atomicLoad(&digit_counts[c * RADIX + t]);
-    }
-    hist[t * blocks + block] = total;
+fn digit_of(key: SortKey) -> u32 {
+    return digit_at(key, params.word, params.shift, params.mask);
 }
 
-@compute @workgroup_size(WG)
-fn scatter(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) t: u32,
-) {
-    let block = linear_group(wid, nwg);
-    let blocks = state[5];
-    if block >= blocks {
-        return;
-    }
+// Which pass of the sort `params` describe: 0 for the lowest digit.
+fn pass_index() -> u32 {
+    return (params.word * 32u + params.shift) / RADIX_BITS;
+}
+
+// The scatter of block `block` (< state[5]) by its workgroup, thread t; called from
+// workgroup-uniform control flow.
+fn scatter_block(block: u32, t: u32) {
     let n = state[4];
     let start = block * SORT_BLOCK;
     let in_block = min(n - start, SORT_BLOCK);
@@ -186,20 +139,21 @@ fn scatter(
     }
     workgroupBarrier();
     let own_count = atomicLoad(&stage[t]);
-    var sum = own_count;
-    digit_next[t] = sum;
+    let counts = vec2<u32>(own_count, publish_block_counts(block, t, own_count));
+    var sum = counts;
+    digit_scan[t] = sum;
     workgroupBarrier();
     for (var offset = 1u; offset < RADIX; offset *= 2u) {
         if t >= offset {
-            sum += digit_next[t - offset];
+            sum += digit_scan[t - offset];
         }
         workgroupBarrier();
-        digit_next[t] = sum;
+        digit_scan[t] = sum;
         workgroupBarrier();
     }
-    let first_in_block = sum - own_count;
+    let first_in_block = sum.x - own_count;
     digit_next[t] = first_in_block;
-    digit_rebase[t] = hist[t * blocks + block] - first_in_block;
+    digit_rebase[t] = first_output_slot(block, t, own_count, sum.y - counts.y) - first_in_block;
     for (var w = 0u; w < MASK_WORDS; w++) {
         atomicStore(&stage[w * RADIX + t], 0u);
     }
