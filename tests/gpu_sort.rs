@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use bevy_splat::render::passes::radix_sort::{
-    RadixSort, SORT_BLOCK, SortAlgorithm, SortBuffers, SortKey, SortValues,
+    ONESWEEP_LARGEST_SORT, RadixSort, SORT_BLOCK, SortAlgorithm, SortBuffers, SortKey, SortValues,
 };
 use bevy_splat::render::passes::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
@@ -278,6 +278,7 @@ fn a_reused_sort_stays_exact() {
             &counter,
             (COUNT_WORD * 4) as u64,
         );
+        assert_eq!(buffers.algorithm(), algorithm, "a small sort runs as asked");
         let mut rng = Rng(9);
         for (n, key_bits) in [
             (capacity, 43),
@@ -710,4 +711,22 @@ fn ranged_sort_case(gpu: &Gpu, algorithm: SortAlgorithm) {
         assert_same(&format!("{what}, u32: values"), &got_values, &order);
         assert_same(&format!("{what}, u32: keys"), &got_keys, &want_keys);
     }
+}
+
+/// A sort that prefers the one-sweep algorithm runs it up to `ONESWEEP_LARGEST_SORT`
+/// pairs and the classic steps above, where its look-back costs more than it saves.
+#[test]
+fn large_sorts_run_the_classic_steps() {
+    let gpu = Gpu::new();
+    let onesweep = RadixSort::with_key(&gpu.device, SortKey::U32, SortAlgorithm::OneSweep);
+    assert_eq!(
+        onesweep.algorithm_for(ONESWEEP_LARGEST_SORT),
+        SortAlgorithm::OneSweep
+    );
+    assert_eq!(
+        onesweep.algorithm_for(ONESWEEP_LARGEST_SORT + 1),
+        SortAlgorithm::Classic
+    );
+    let classic = RadixSort::with_key(&gpu.device, SortKey::U32, SortAlgorithm::Classic);
+    assert_eq!(classic.algorithm_for(1), SortAlgorithm::Classic);
 }

@@ -17,7 +17,9 @@
 //! - [`SortAlgorithm::OneSweep`]: one `histogram` kernel counts every pass's digits in
 //!   one read of the keys, then each pass is a single `scatter` whose blocks add up
 //!   the counts the blocks before them publish (decoupled look-back). Fewer reads and
-//!   dispatches, for GPUs that keep running a workgroup once it has started.
+//!   dispatches, for GPUs that keep running a workgroup once it has started, and for
+//!   sorts of up to [`ONESWEEP_LARGEST_SORT`] pairs (a sort's buffers pick, see
+//!   [`RadixSort::algorithm_for`]).
 //!
 //! A setup kernel turns n into dispatch arguments first (2-D grids, so no dispatch
 //! exceeds the per-dimension workgroup limit).
@@ -96,7 +98,8 @@ pub enum SortAlgorithm {
     Classic,
     /// One histogram, then one scatter per pass with decoupled look-back: a block
     /// waits for the blocks that started before it, so the GPU must keep running a
-    /// started workgroup while another waits.
+    /// started workgroup while another waits. A sort that prefers it still runs the
+    /// classic steps above [`ONESWEEP_LARGEST_SORT`] pairs.
     OneSweep,
 }
 
@@ -168,24 +171,35 @@ const STATUS_TOTALS: u32 = MAX_PASSES;
 const STATUS_REGIONS: u32 = STATUS_TOTALS + MAX_PASSES * RADIX;
 /// Earlier blocks one step of the one-sweep look-back reads at once.
 const LOOK_BACK_WINDOW: u32 = 4;
-/// A look-back word keeps counts in 30 bits.
-const ONESWEEP_MAX_PAIRS: u32 = 1 << 30;
+/// The largest sort (in pairs of capacity) that a sort preferring
+/// [`SortAlgorithm::OneSweep`] runs that way; larger ones run the classic steps. On an
+/// H200 the one-sweep sort was the faster up to about 12 M pairs (fewer dispatches)
+/// and the slower from about 16 M (its blocks wait longer for the running totals of
+/// the blocks before them): BENCHMARKS.md, History. Also keeps the look-back's counts
+/// within their 30 bits.
+pub const ONESWEEP_LARGEST_SORT: u32 = 1 << 24;
 
 const SETUP_SHADER: &str = include_str!("radix_sort_setup.wgsl");
 const SORT_SHADER: &str = include_str!("radix_sort.wgsl");
 const CLASSIC_SHADER: &str = include_str!("radix_sort_classic.wgsl");
 const ONESWEEP_SHADER: &str = include_str!("radix_sort_onesweep.wgsl");
 
-/// The pipelines of the radix sort (and, for [`SortAlgorithm::Classic`], of the prefix
-/// scan it uses); create once per device.
+/// The pipelines of the radix sort (and of the prefix scan the classic algorithm
+/// uses); create once per device.
 pub struct RadixSort {
     key: SortKey,
     algorithm: SortAlgorithm,
-    /// The classic sort's scan of the block histograms.
-    scan: Option<PrefixScan>,
-    setup_layout: wgpu::BindGroupLayout,
+    scan: PrefixScan,
     count_layout: wgpu::BindGroupLayout,
     scatter_layout: wgpu::BindGroupLayout,
+    classic: SortKernels,
+    /// Built when the sort's algorithm is [`SortAlgorithm::OneSweep`].
+    onesweep: Option<SortKernels>,
+}
+
+/// The kernels of one algorithm.
+struct SortKernels {
+    setup_layout: wgpu::BindGroupLayout,
     setup: wgpu::ComputePipeline,
     /// The classic sort's per-pass `count`, or the one-sweep `histogram` of all passes.
     count: wgpu::ComputePipeline,
@@ -256,6 +270,8 @@ pub struct SortBuffers {
     capacity: u32,
     /// Bytes of the key and value buffers this sort allocated itself.
     own_storage_bytes: u64,
+    /// The algorithm these buffers are sorted by (see [`RadixSort::algorithm_for`]).
+    algorithm: SortAlgorithm,
     state: wgpu::Buffer,
     params: wgpu::Buffer,
     /// Classic: the block histograms. One-sweep: the status words.
@@ -295,9 +311,20 @@ impl RadixSort {
         Self::build(device, max_groups_x, SortKey::U64, algorithm)
     }
 
-    /// The algorithm this sort runs.
+    /// The algorithm this sort prefers.
     pub fn algorithm(&self) -> SortAlgorithm {
         self.algorithm
+    }
+
+    /// The algorithm that sorts up to `capacity` pairs: [`SortAlgorithm::OneSweep`]
+    /// only where this sort prefers it and `capacity` is at most
+    /// [`ONESWEEP_LARGEST_SORT`].
+    pub fn algorithm_for(&self, capacity: u32) -> SortAlgorithm {
+        if self.onesweep.is_some() && capacity <= ONESWEEP_LARGEST_SORT {
+            SortAlgorithm::OneSweep
+        } else {
+            SortAlgorithm::Classic
+        }
     }
 
     fn build(
@@ -307,14 +334,7 @@ impl RadixSort {
         algorithm: SortAlgorithm,
     ) -> Self {
         let max_groups_x = max_groups_x.max(1);
-        let onesweep = algorithm == SortAlgorithm::OneSweep;
-        let scan = (!onesweep)
-            .then(|| PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x));
-        let setup_entries = [storage(0, true), storage(1, false), storage(2, false)];
-        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("radix sort setup"),
-            entries: &setup_entries[..if onesweep { 3 } else { 2 }],
-        });
+        let scan = PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x);
         let params_entry = wgpu::BindGroupLayoutEntry {
             binding: 0,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -346,7 +366,6 @@ impl RadixSort {
                 storage(6, false),
             ],
         });
-
         let setup_module = standalone_shader_module(
             device,
             "radix sort setup",
@@ -359,67 +378,34 @@ impl RadixSort {
             SETUP_SHADER,
             ShaderChecks::All,
         );
-        let (variant, first_kernel) = if onesweep {
-            (ONESWEEP_SHADER, "histogram")
-        } else {
-            (CLASSIC_SHADER, "count")
+        let kernels = |algorithm| {
+            SortKernels::build(
+                device,
+                key,
+                algorithm,
+                &setup_module,
+                &count_layout,
+                &scatter_layout,
+            )
         };
-        let sort_module = standalone_shader_module(
-            device,
-            "radix sort",
-            &format!(
-                "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
-                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
-                 const RADIX_BITS: u32 = {RADIX_BITS}u;\nconst STAGE_WORDS: u32 = {STAGE_WORDS}u;\n\
-                 const MAX_PASSES: u32 = {MAX_PASSES}u;\nconst TOTALS: u32 = {STATUS_TOTALS}u;\n\
-                 const REGIONS: u32 = {STATUS_REGIONS}u;\n\
-                 const HISTOGRAM_BLOCKS: u32 = {HISTOGRAM_BLOCKS}u;\n\
-                 const LOOK_BACK_WINDOW: u32 = {}u;\n{}",
-                LOOK_BACK_WINDOW,
-                key.wgsl()
-            ),
-            &format!("{SORT_SHADER}\n{variant}"),
-            // Every loop runs a constant count or up to n, except the one-sweep
-            // look-back's wait, which ends once the earlier block publishes (see
-            // `SortAlgorithm::OneSweep`); every index is below n, the capacity or a
-            // workgroup array's length (tests/gpu_sort.rs).
-            ShaderChecks::None,
-        );
-        let setup = compute_pipeline(
-            device,
-            "radix sort setup",
-            &setup_layout,
-            &setup_module,
-            if onesweep { "setup_onesweep" } else { "setup" },
-        );
-        let count = compute_pipeline(
-            device,
-            if onesweep {
-                "radix sort histogram"
-            } else {
-                "radix sort count"
-            },
-            &count_layout,
-            &sort_module,
-            first_kernel,
-        );
-        let scatter = compute_pipeline(
-            device,
-            "radix sort scatter",
-            &scatter_layout,
-            &sort_module,
-            "scatter",
-        );
+        let classic = kernels(SortAlgorithm::Classic);
+        let onesweep =
+            (algorithm == SortAlgorithm::OneSweep).then(|| kernels(SortAlgorithm::OneSweep));
         Self {
             key,
             algorithm,
             scan,
-            setup_layout,
             count_layout,
             scatter_layout,
-            setup,
-            count,
-            scatter,
+            classic,
+            onesweep,
+        }
+    }
+
+    fn kernels(&self, algorithm: SortAlgorithm) -> &SortKernels {
+        match (algorithm, &self.onesweep) {
+            (SortAlgorithm::OneSweep, Some(onesweep)) => onesweep,
+            _ => &self.classic,
         }
     }
 
@@ -479,38 +465,39 @@ impl RadixSort {
         };
         pass.push_debug_group("radix sort");
         stamp(pass, 0);
-        pass.set_pipeline(&self.setup);
+        let kernels = self.kernels(buffers.algorithm);
+        pass.set_pipeline(&kernels.setup);
         pass.set_bind_group(0, &buffers.setup_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
         let params_offset = |p: u32| {
             let bits = (key_bits - p * RADIX_BITS).min(RADIX_BITS);
             (u64::from(p * RADIX_BITS + bits - 1) * PARAMS_STRIDE) as u32
         };
-        if let (Some(scan), Some(hist_scan)) = (&self.scan, &buffers.hist_scan) {
-            scan.encode_setup(pass, hist_scan);
+        if let Some(hist_scan) = &buffers.hist_scan {
+            self.scan.encode_setup(pass, hist_scan);
             for p in 0..passes {
                 let src = (p % 2) as usize;
-                pass.set_pipeline(&self.count);
+                pass.set_pipeline(&kernels.count);
                 pass.set_bind_group(0, &buffers.count_groups[src], &[params_offset(p)]);
                 pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
                 stamp(pass, 3 * p + 1);
-                scan.encode_levels(pass, hist_scan);
+                self.scan.encode_levels(pass, hist_scan);
                 stamp(pass, 3 * p + 2);
-                pass.set_pipeline(&self.scatter);
+                pass.set_pipeline(&kernels.scatter);
                 pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset(p)]);
                 pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
                 stamp(pass, 3 * p + 3);
             }
         } else {
             // The histogram reads the last pass's parameters: they give the key width.
-            pass.set_pipeline(&self.count);
+            pass.set_pipeline(&kernels.count);
             pass.set_bind_group(0, &buffers.count_groups[0], &[params_offset(passes - 1)]);
             pass.dispatch_workgroups_indirect(&buffers.state, STATE_HISTOGRAM_ARGS_OFFSET);
             for p in 0..passes {
                 stamp(pass, 3 * p + 1);
                 stamp(pass, 3 * p + 2);
                 let src = (p % 2) as usize;
-                pass.set_pipeline(&self.scatter);
+                pass.set_pipeline(&kernels.scatter);
                 pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset(p)]);
                 pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
                 stamp(pass, 3 * p + 3);
@@ -518,6 +505,76 @@ impl RadixSort {
         }
         pass.pop_debug_group();
         Self::output_index(key_bits)
+    }
+}
+
+impl SortKernels {
+    fn build(
+        device: &wgpu::Device,
+        key: SortKey,
+        algorithm: SortAlgorithm,
+        setup_module: &wgpu::ShaderModule,
+        count_layout: &wgpu::BindGroupLayout,
+        scatter_layout: &wgpu::BindGroupLayout,
+    ) -> Self {
+        let onesweep = algorithm == SortAlgorithm::OneSweep;
+        let setup_entries = [storage(0, true), storage(1, false), storage(2, false)];
+        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("radix sort setup"),
+            entries: &setup_entries[..if onesweep { 3 } else { 2 }],
+        });
+        let (variant, setup_kernel, first_kernel) = if onesweep {
+            (ONESWEEP_SHADER, "setup_onesweep", "histogram")
+        } else {
+            (CLASSIC_SHADER, "setup", "count")
+        };
+        let module = standalone_shader_module(
+            device,
+            "radix sort",
+            &format!(
+                "const WG: u32 = {SORT_WORKGROUP_SIZE}u;\nconst SORT_ITEMS: u32 = {SORT_ITEMS_PER_THREAD}u;\n\
+                 const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
+                 const RADIX_BITS: u32 = {RADIX_BITS}u;\nconst STAGE_WORDS: u32 = {STAGE_WORDS}u;\n\
+                 const MAX_PASSES: u32 = {MAX_PASSES}u;\nconst TOTALS: u32 = {STATUS_TOTALS}u;\n\
+                 const REGIONS: u32 = {STATUS_REGIONS}u;\n\
+                 const HISTOGRAM_BLOCKS: u32 = {HISTOGRAM_BLOCKS}u;\n\
+                 const LOOK_BACK_WINDOW: u32 = {LOOK_BACK_WINDOW}u;\n{}",
+                key.wgsl()
+            ),
+            &format!("{SORT_SHADER}\n{variant}"),
+            // Every loop runs a constant count or up to n, except the one-sweep
+            // look-back's wait, which ends once the earlier block publishes (see
+            // `SortAlgorithm::OneSweep`); every index is below n, the capacity or a
+            // workgroup array's length (tests/gpu_sort.rs).
+            ShaderChecks::None,
+        );
+        let setup = compute_pipeline(
+            device,
+            "radix sort setup",
+            &setup_layout,
+            setup_module,
+            setup_kernel,
+        );
+        let count = compute_pipeline(
+            device,
+            &format!("radix sort {first_kernel}"),
+            count_layout,
+            &module,
+            first_kernel,
+        );
+        let scatter = compute_pipeline(
+            device,
+            "radix sort scatter",
+            scatter_layout,
+            &module,
+            "scatter",
+        );
+        Self {
+            setup_layout,
+            setup,
+            count,
+            scatter,
+        }
     }
 }
 
@@ -666,8 +723,9 @@ impl SortBuffers {
         });
 
         let blocks = capacity.div_ceil(SORT_BLOCK);
-        let (hist, hist_scan) = match &sort.scan {
-            Some(scan) => {
+        let algorithm = sort.algorithm_for(capacity);
+        let (hist, hist_scan) = match algorithm {
+            SortAlgorithm::Classic => {
                 let hist_capacity = blocks * RADIX;
                 let hist = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("radix sort block histograms"),
@@ -677,7 +735,7 @@ impl SortBuffers {
                 });
                 let hist_scan = ScanBuffers::new(
                     device,
-                    scan,
+                    &sort.scan,
                     hist_capacity,
                     &hist,
                     &state,
@@ -687,11 +745,7 @@ impl SortBuffers {
                 );
                 (hist, Some(hist_scan))
             }
-            None => {
-                assert!(
-                    capacity < ONESWEEP_MAX_PAIRS,
-                    "a one-sweep sort counts pairs in 30 bits"
-                );
+            SortAlgorithm::OneSweep => {
                 let words = u64::from(STATUS_REGIONS) + 2 * u64::from(blocks) * u64::from(RADIX);
                 let status = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("radix sort one-sweep status"),
@@ -705,7 +759,7 @@ impl SortBuffers {
 
         let setup_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("radix sort setup"),
-            layout: &sort.setup_layout,
+            layout: &sort.kernels(algorithm).setup_layout,
             entries: &[
                 buffer_entry(0, count_binding),
                 buffer_entry(1, state.as_entire_buffer_binding()),
@@ -751,6 +805,7 @@ impl SortBuffers {
             values,
             capacity,
             own_storage_bytes: 0,
+            algorithm,
             state,
             params: params_buffer,
             hist,
@@ -769,6 +824,11 @@ impl SortBuffers {
     /// Most pairs one sort handles.
     pub fn capacity(&self) -> u32 {
         self.capacity
+    }
+
+    /// The algorithm these buffers are sorted by.
+    pub fn algorithm(&self) -> SortAlgorithm {
+        self.algorithm
     }
 
     /// Bytes of GPU memory these buffers hold (for memory reports), without storage
