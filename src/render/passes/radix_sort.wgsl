@@ -62,9 +62,10 @@ const MASK_WORDS: u32 = WG / 32u;
 // sit in neighbouring banks), then the block's pairs staged in sorted order, one
 // 32-bit word at a time. STAGE_WORDS = max(SORT_BLOCK, MASK_WORDS * RADIX).
 var<workgroup> stage: array<atomic<u32>, STAGE_WORDS>;
-// Per digit: a prefix scan's partial sums (of the block's counts and of the counts
-// `publish_block_counts` returns), then the next free slot of the block's sorted order.
+// Per digit: the next free slot of the block's sorted order.
 var<workgroup> digit_next: array<u32, RADIX>;
+// Per digit: a prefix scan's partial sums of the block's counts (x) and of the counts
+// `publish_block_counts` returns (y).
 var<workgroup> digit_scan: array<vec2<u32>, RADIX>;
 // Per digit: its first output slot minus its first slot in the block's sorted order,
 // so that the pair staged at block slot s with digit d goes to `digit_rebase[d] + s`.
@@ -74,8 +75,8 @@ fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.y * nwg.x + wid.x;
 }
 
-// The digit at bit `shift` of key word `word`, `mask` wide; a ranged sort's low word
-// counts from the range's base and drops the bits below its shift.
+// The digit at bit `shift_in_word` of key word `word_index`, `mask` wide; a ranged
+// sort's low word counts from the range's base and drops the bits below its shift.
 fn digit_at(key: SortKey, word_index: u32, shift_in_word: u32, mask: u32) -> u32 {
     var word = key_word(key, word_index);
     var shift = shift_in_word;
