@@ -188,7 +188,6 @@ const ONESWEEP_SHADER: &str = include_str!("radix_sort_onesweep.wgsl");
 /// uses); create once per device.
 pub struct RadixSort {
     key: SortKey,
-    algorithm: SortAlgorithm,
     scan: PrefixScan,
     count_layout: wgpu::BindGroupLayout,
     scatter_layout: wgpu::BindGroupLayout,
@@ -270,13 +269,12 @@ pub struct SortBuffers {
     capacity: u32,
     /// Bytes of the key and value buffers this sort allocated itself.
     own_storage_bytes: u64,
-    /// The algorithm these buffers are sorted by (see [`RadixSort::algorithm_for`]).
-    algorithm: SortAlgorithm,
     state: wgpu::Buffer,
     params: wgpu::Buffer,
     /// Classic: the block histograms. One-sweep: the status words.
     hist: wgpu::Buffer,
-    /// Classic only: the scan of `hist`.
+    /// The scan of `hist`, for a classic sort: `None` is a one-sweep sort (see
+    /// [`RadixSort::algorithm_for`]).
     hist_scan: Option<ScanBuffers>,
     setup_group: wgpu::BindGroup,
     /// Indexed by the pass's source buffer (0 or 1).
@@ -309,11 +307,6 @@ impl RadixSort {
         max_groups_x: u32,
     ) -> Self {
         Self::build(device, max_groups_x, SortKey::U64, algorithm)
-    }
-
-    /// The algorithm this sort prefers.
-    pub fn algorithm(&self) -> SortAlgorithm {
-        self.algorithm
     }
 
     /// The algorithm that sorts up to `capacity` pairs: [`SortAlgorithm::OneSweep`]
@@ -393,7 +386,6 @@ impl RadixSort {
             (algorithm == SortAlgorithm::OneSweep).then(|| kernels(SortAlgorithm::OneSweep));
         Self {
             key,
-            algorithm,
             scan,
             count_layout,
             scatter_layout,
@@ -465,7 +457,7 @@ impl RadixSort {
         };
         pass.push_debug_group("radix sort");
         stamp(pass, 0);
-        let kernels = self.kernels(buffers.algorithm);
+        let kernels = self.kernels(buffers.algorithm());
         pass.set_pipeline(&kernels.setup);
         pass.set_bind_group(0, &buffers.setup_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
@@ -473,35 +465,34 @@ impl RadixSort {
             let bits = (key_bits - p * RADIX_BITS).min(RADIX_BITS);
             (u64::from(p * RADIX_BITS + bits - 1) * PARAMS_STRIDE) as u32
         };
-        if let Some(hist_scan) = &buffers.hist_scan {
-            self.scan.encode_setup(pass, hist_scan);
-            for p in 0..passes {
-                let src = (p % 2) as usize;
+        // Classic: every pass counts, then scans the block histograms. One-sweep: one
+        // histogram for all passes first, which reads the last pass's parameters (they
+        // give the key width).
+        let hist_scan = buffers.hist_scan.as_ref();
+        match hist_scan {
+            Some(hist_scan) => self.scan.encode_setup(pass, hist_scan),
+            None => {
+                pass.set_pipeline(&kernels.count);
+                pass.set_bind_group(0, &buffers.count_groups[0], &[params_offset(passes - 1)]);
+                pass.dispatch_workgroups_indirect(&buffers.state, STATE_HISTOGRAM_ARGS_OFFSET);
+            }
+        }
+        for p in 0..passes {
+            let src = (p % 2) as usize;
+            if hist_scan.is_some() {
                 pass.set_pipeline(&kernels.count);
                 pass.set_bind_group(0, &buffers.count_groups[src], &[params_offset(p)]);
                 pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
-                stamp(pass, 3 * p + 1);
+            }
+            stamp(pass, 3 * p + 1);
+            if let Some(hist_scan) = hist_scan {
                 self.scan.encode_levels(pass, hist_scan);
-                stamp(pass, 3 * p + 2);
-                pass.set_pipeline(&kernels.scatter);
-                pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset(p)]);
-                pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
-                stamp(pass, 3 * p + 3);
             }
-        } else {
-            // The histogram reads the last pass's parameters: they give the key width.
-            pass.set_pipeline(&kernels.count);
-            pass.set_bind_group(0, &buffers.count_groups[0], &[params_offset(passes - 1)]);
-            pass.dispatch_workgroups_indirect(&buffers.state, STATE_HISTOGRAM_ARGS_OFFSET);
-            for p in 0..passes {
-                stamp(pass, 3 * p + 1);
-                stamp(pass, 3 * p + 2);
-                let src = (p % 2) as usize;
-                pass.set_pipeline(&kernels.scatter);
-                pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset(p)]);
-                pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
-                stamp(pass, 3 * p + 3);
-            }
+            stamp(pass, 3 * p + 2);
+            pass.set_pipeline(&kernels.scatter);
+            pass.set_bind_group(0, &buffers.scatter_groups[src], &[params_offset(p)]);
+            pass.dispatch_workgroups_indirect(&buffers.state, STATE_ARGS_OFFSET);
+            stamp(pass, 3 * p + 3);
         }
         pass.pop_debug_group();
         Self::output_index(key_bits)
@@ -805,7 +796,6 @@ impl SortBuffers {
             values,
             capacity,
             own_storage_bytes: 0,
-            algorithm,
             state,
             params: params_buffer,
             hist,
@@ -828,7 +818,11 @@ impl SortBuffers {
 
     /// The algorithm these buffers are sorted by.
     pub fn algorithm(&self) -> SortAlgorithm {
-        self.algorithm
+        if self.hist_scan.is_some() {
+            SortAlgorithm::Classic
+        } else {
+            SortAlgorithm::OneSweep
+        }
     }
 
     /// Bytes of GPU memory these buffers hold (for memory reports), without storage
