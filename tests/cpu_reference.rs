@@ -274,6 +274,45 @@ fn invalid_values_never_draw() {
 }
 
 #[test]
+fn a_non_finite_higher_sh_coefficient_never_draws() {
+    // Degree 3: the GPU tests the SH sum, not each coefficient, so every kind of bad
+    // value in a coefficient of each degree (where the basis may be 0 along the view)
+    // must still cull its splat.
+    const STRIDE: usize = 48;
+    let good = Splat::new(at_pixel(36.0, 20.0, 3.0), 0.1, 0.9, [0.9, 0.5, 0.1]);
+    let mut splats = vec![good];
+    let mut bad_at = vec![None];
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        for coefficient in [1usize, 4, 9, 15] {
+            let x = 8.0 + 10.0 * (bad_at.len() % 6) as f32;
+            let y = 8.0 + 12.0 * (bad_at.len() / 6) as f32;
+            splats.push(Splat::new(at_pixel(x, y, 2.0), 0.2, 0.9, [0.0, 1.0, 0.0]));
+            bad_at.push(Some((coefficient * 3, bad)));
+        }
+    }
+    let geometry = splats.iter().map(Splat::geometry).collect();
+    let mut sh = Vec::with_capacity(splats.len() * STRIDE);
+    for (splat, bad) in splats.iter().zip(&bad_at) {
+        let mut coefficients = [0.01f32; STRIDE];
+        for (c, v) in splat.colour.iter().enumerate() {
+            coefficients[c] = (v - 0.5) / SH_C0;
+        }
+        if let Some((at, value)) = bad {
+            coefficients[*at] = *value;
+        }
+        sh.extend(coefficients);
+    }
+    let cloud = GaussianSplats::new(geometry, sh, 3)
+        .unwrap()
+        .with_storage(SplatStorage::Full);
+    let (worst, share, lit) = compare_cloud(cloud, SIZE);
+    assert!(
+        lit > 0 && worst <= 2 && share <= 0.001,
+        "max difference {worst}, {share}"
+    );
+}
+
+#[test]
 fn zero_quaternions_and_zero_scales() {
     let mut zero_q = Splat::new(at_pixel(20.0, 20.0, 2.0), 0.3, 0.9, [1.0, 0.0, 0.0]);
     zero_q.rotation = [0.0; 4];

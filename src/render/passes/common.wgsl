@@ -103,21 +103,37 @@ fn linear_thread(gid: vec3<u32>) -> u32 {
 }
 
 // A splat's footprint at a pixel `d` = (splat centre − pixel centre) away, by the
-// reference's rules, in three steps so that callers keep the cheap test in their own
-// loop (an `exp` skipped is most of the tile render's saving): the exponent ½dᵀΣ⁻¹d,
-// whether the pixel lies outside the α ≥ 1/255 ellipse, and the α. `conic` is (a, b,
-// c, ln(255·opacity)). The tile render and the pick share them, so what is picked is
-// what is drawn.
-fn footprint_power(conic: vec4<f32>, d: vec2<f32>) -> f32 {
-    return 0.5 * (conic.x * d.x * d.x + conic.z * d.y * d.y) + conic.y * d.x * d.y;
+// reference's rules, in two steps so that callers keep the cheap test in their own
+// loop (an `exp` skipped is most of the tile render's saving). The exponent is taken
+// in base 2 with the opacity folded in, σ = log₂e · ½dᵀΣ⁻¹d − log₂(opacity), so that
+// α = min(ALPHA_MAX, 2^−σ) and α ≥ 1/255 ⇔ σ ≤ log₂ 255; and the quadratic form is
+// factored, log₂e · ½dᵀΣ⁻¹d = u₀² + u₁² with (u₀, u₁) = (l₀₀dx + l₁₀dy, l₁₁dy), so that
+// a pixel costs two multiply-adds fewer than with the conic. The tile render and the
+// pick share these, so what is picked is what is drawn.
+
+// The most σ of a pixel the splat is blended into: α = 1/255.
+const SIGMA_MAX: f32 = 7.994353436858858;
+
+// (l₀₀, l₁₀, l₁₁, −log₂ opacity) of a projected splat: the Cholesky factor of
+// ½log₂e·(a, b; b, c), the conic, scaled.
+fn footprint_factors(s: ProjectedSplat) -> vec4<f32> {
+    let k = 0.7213475204444817; // ½ log₂ e
+    let l00 = sqrt(k * s.conic_a);
+    let l10 = k * s.conic_b / l00;
+    let l11 = sqrt(max(k * s.conic_c - l10 * l10, 0.0));
+    return vec4<f32>(l00, l10, l11, -log2(s.opacity));
 }
 
-fn outside_footprint(conic: vec4<f32>, power: f32) -> bool {
-    return power < 0.0 || power > conic.w;
+// σ at `d`; the pixel takes no part of the splat unless σ ≤ SIGMA_MAX (which a NaN
+// fails too).
+fn footprint_sigma(factors: vec4<f32>, d: vec2<f32>) -> f32 {
+    let u0 = factors.x * d.x + factors.y * d.y;
+    let u1 = factors.z * d.y;
+    return u0 * u0 + u1 * u1 + factors.w;
 }
 
-fn footprint_alpha(opacity: f32, power: f32) -> f32 {
-    return min(ALPHA_MAX, opacity * exp(-power));
+fn footprint_alpha(sigma: f32) -> f32 {
+    return min(ALPHA_MAX, exp2(-sigma));
 }
 
 // The value the depth buffer would hold for a point at view distance t, given the

@@ -84,13 +84,9 @@ fn pick(
             if buffer_depth(view.depth_from_distance, s.depth) < scene {
                 atomicMin(&first_behind, thread);
             }
-            let conic = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.5 * s.extent);
-            let power = footprint_power(conic, vec2<f32>(s.x, s.y) - centre);
-            if !outside_footprint(conic, power) && pickable[sources[slot].x] == 1u {
-                let alpha = footprint_alpha(s.opacity, power);
-                if alpha >= ALPHA_MIN {
-                    keep = 1.0 - alpha;
-                }
+            let sigma = footprint_sigma(footprint_factors(s), vec2<f32>(s.x, s.y) - centre);
+            if sigma <= SIGMA_MAX && pickable[sources[slot].x] == 1u {
+                keep = 1.0 - footprint_alpha(sigma);
             }
             batch_slot[thread] = slot;
         }

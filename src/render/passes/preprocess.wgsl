@@ -65,8 +65,8 @@ struct ChunkParams {
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<uniform> chunk: ChunkParams;
-// Bindings 2 (geometry) and 3 (SH) and the functions reading them, `load_geometry`,
-// `sh_coefficient` and `sh_finite`, come from the layout's file the host appends:
+// Bindings 2 (geometry) and 3 (SH) and the functions reading them, `load_geometry`
+// and `sh_coefficient`, come from the layout's file the host appends:
 // `preprocess_full.wgsl` (f32, or f16 SH) or `preprocess_compact.wgsl`.
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
 // The view's counters (`indirect.wgsl`): the visible count, and the range of the depth
@@ -110,7 +110,8 @@ const SH_C1: f32 = 0.4886025119029199;
 const SH_C2 = array<f32, 5>(1.0925484305920792, -1.0925484305920792, 0.31539156525252005, -1.0925484305920792, 0.5462742152960396);
 const SH_C3 = array<f32, 7>(-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154, -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
 
-// Colour seen along `dir` (unit, cloud frame) by the reference's SH basis, +0.5, ≥ 0.
+// The SH sum seen along `dir` (unit, cloud frame) by the reference's basis; the colour
+// is max(sum + 0.5, 0).
 fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
     let base = index;
     var c = SH_C0 * sh_coefficient(base, 0u);
@@ -139,7 +140,7 @@ fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
             }
         }
     }
-    return max(c + 0.5, vec3<f32>(0.0));
+    return c;
 }
 
 // Finiteness by the bit pattern: WGSL lets compilers assume float math never sees
@@ -218,8 +219,7 @@ fn project_splat(thread: u32) -> vec2<u32> {
     let g = load_geometry(index);
     let scales_ok = valid_log_scale(g.log_scale.x) && valid_log_scale(g.log_scale.y)
         && valid_log_scale(g.log_scale.z);
-    if !finite4(vec4<f32>(g.position, 0.0)) || !finite4(g.rotation) || !scales_ok
-        || !sh_finite(index) {
+    if !finite4(vec4<f32>(g.position, 0.0)) || !finite4(g.rotation) || !scales_ok {
         return none;
     }
     var opacity = opacity_of(g.opacity_logit) * tint.a;
@@ -323,8 +323,16 @@ fn project_splat(thread: u32) -> vec2<u32> {
         return none;
     }
 
+    // A non-finite SH coefficient makes the sum non-finite (NaN and ∞ survive every
+    // product and sum, ∞·0 included): testing the sum, once, for the splats that got
+    // this far costs nothing, where testing each coefficient of every splat cost the SH3
+    // preprocess a second read of its coefficients.
     let dir = normalize(g.position - instances[instance].camera_in_cloud.xyz);
-    let colour = sh_colour(index, dir) * tint.rgb;
+    let sh_sum = sh_colour(index, dir);
+    if !finite4(vec4<f32>(sh_sum, 0.0)) {
+        return none;
+    }
+    let colour = max(sh_sum + 0.5, vec3<f32>(0.0)) * tint.rgb;
     splat.r = colour.r;
     splat.g = colour.g;
     splat.b = colour.b;

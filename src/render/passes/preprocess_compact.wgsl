@@ -58,8 +58,3 @@ fn sh_coefficient(index: u32, k: u32) -> vec3<f32> {
     }
     return c * dc_b_scale.y;
 }
-
-// The encoder gave any splat with a non-finite coefficient a NaN position instead.
-fn sh_finite(index: u32) -> bool {
-    return true;
-}

@@ -22,11 +22,3 @@ fn sh_coefficient(index: u32, k: u32) -> vec3<f32> {
     let i = 3u * k;
     return vec3<f32>(sh_value(index, i), sh_value(index, i + 1u), sh_value(index, i + 2u));
 }
-
-fn sh_finite(index: u32) -> bool {
-    var ok = true;
-    for (var i = 0u; i < chunk.sh_stride; i++) {
-        ok = ok && finite(sh_value(index, i));
-    }
-    return ok;
-}

@@ -33,8 +33,8 @@ const ALL_STRIPS: u32 = 0xffffffffu >> (32u - STRIPS);
 
 var<workgroup> batch_strips: array<u32, BATCH>;
 var<workgroup> batch_position: array<vec3<f32>, BATCH>; // x, y, depth in the depth buffer's terms
-var<workgroup> batch_conic: array<vec4<f32>, BATCH>;    // a, b, c, ln(255·opacity)
-var<workgroup> batch_colour: array<vec4<f32>, BATCH>;   // r, g, b, opacity
+var<workgroup> batch_factors: array<vec4<f32>, BATCH>;  // `footprint_factors`
+var<workgroup> batch_colour: array<vec4<f32>, BATCH>;   // r, g, b
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
 
@@ -111,8 +111,8 @@ fn tile_render(
             let s = next;
             batch_strips[thread] = strip_mask(s, tile_top);
             batch_position[thread] = vec3<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth));
-            batch_conic[thread] = vec4<f32>(s.conic_a, s.conic_b, s.conic_c, 0.5 * s.extent);
-            batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, s.opacity);
+            batch_factors[thread] = footprint_factors(s);
+            batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, 0.0);
         }
         workgroupBarrier();
         let ahead = start + BATCH + thread;
@@ -134,16 +134,12 @@ fn tile_render(
                     done = true;
                     break;
                 }
-                let conic = batch_conic[j];
-                let power = footprint_power(conic, p.xy - centre);
-                if outside_footprint(conic, power) {
+                let sigma = footprint_sigma(batch_factors[j], p.xy - centre);
+                if !(sigma <= SIGMA_MAX) {
                     continue;
                 }
                 let splat_colour = batch_colour[j];
-                let alpha = footprint_alpha(splat_colour.a, power);
-                if alpha < ALPHA_MIN {
-                    continue;
-                }
+                let alpha = footprint_alpha(sigma);
                 let next = transmittance * (1.0 - alpha);
                 if next <= T_MIN {
                     done = true;
