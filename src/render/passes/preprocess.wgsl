@@ -112,9 +112,10 @@ const SH_C3 = array<f32, 7>(-0.5900435899266435, 2.890611442640554, -0.457045799
 
 // The SH sum seen along `dir` (unit, cloud frame) by the reference's basis; the colour
 // is max(sum + 0.5, 0).
-fn sh_colour(index: u32, dir: vec3<f32>) -> vec3<f32> {
+// `dc` is the splat's coefficient 0, read by the caller.
+fn sh_colour(index: u32, dc: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
     let base = index;
-    var c = SH_C0 * sh_coefficient(base, 0u);
+    var c = SH_C0 * dc;
     if chunk.sh_degree >= 1u {
         let x = dir.x;
         let y = dir.y;
@@ -217,6 +218,9 @@ fn project_splat(thread: u32) -> vec2<u32> {
     let cam_from_cloud_4 = instances[instance].cam_from_cloud;
     let tint = instances[instance].tint;
     let g = load_geometry(index);
+    // Read with the geometry, so that its latency hides behind the projection (read
+    // at the end, where the colour needs it, it made the SH0 preprocess 8 % slower).
+    let dc = sh_coefficient(index, 0u);
     let scales_ok = valid_log_scale(g.log_scale.x) && valid_log_scale(g.log_scale.y)
         && valid_log_scale(g.log_scale.z);
     if !finite4(vec4<f32>(g.position, 0.0)) || !finite4(g.rotation) || !scales_ok {
@@ -328,7 +332,7 @@ fn project_splat(thread: u32) -> vec2<u32> {
     // this far costs nothing, where testing each coefficient of every splat cost the SH3
     // preprocess a second read of its coefficients.
     let dir = normalize(g.position - instances[instance].camera_in_cloud.xyz);
-    let sh_sum = sh_colour(index, dir);
+    let sh_sum = sh_colour(index, dc, dir);
     if !finite4(vec4<f32>(sh_sum, 0.0)) {
         return none;
     }
