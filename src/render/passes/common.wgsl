@@ -112,7 +112,7 @@ fn linear_thread(gid: vec3<u32>) -> u32 {
 // pick share these, so what is picked is what is drawn.
 
 // The most σ of a pixel the splat is blended into: α = 1/255.
-const SIGMA_MAX: f32 = 7.994353436858858;
+const SIGMA_MAX: f32 = log2(1.0 / ALPHA_MIN);
 
 // (l₀₀, l₁₀, l₁₁, −log₂ opacity) of a projected splat: the Cholesky factor of
 // ½log₂e·(a, b; b, c), the conic, scaled.

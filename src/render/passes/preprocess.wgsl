@@ -110,10 +110,9 @@ const SH_C1: f32 = 0.4886025119029199;
 const SH_C2 = array<f32, 5>(1.0925484305920792, -1.0925484305920792, 0.31539156525252005, -1.0925484305920792, 0.5462742152960396);
 const SH_C3 = array<f32, 7>(-0.5900435899266435, 2.890611442640554, -0.4570457994644658, 0.3731763325901154, -0.4570457994644658, 1.445305721320277, -0.5900435899266435);
 
-// The SH sum seen along `dir` (unit, cloud frame) by the reference's basis; the colour
-// is max(sum + 0.5, 0).
-// `dc` is the splat's coefficient 0, read by the caller.
-fn sh_colour(index: u32, dc: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
+// The SH sum seen along `dir` (unit, cloud frame) by the reference's basis, given the
+// splat's coefficient 0 as `dc`; the colour is max(sum + 0.5, 0).
+fn sh_sum(index: u32, dc: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
     let base = index;
     var c = SH_C0 * dc;
     if chunk.sh_degree >= 1u {
@@ -332,11 +331,11 @@ fn project_splat(thread: u32) -> vec2<u32> {
     // this far costs nothing, where testing each coefficient of every splat cost the SH3
     // preprocess a second read of its coefficients.
     let dir = normalize(g.position - instances[instance].camera_in_cloud.xyz);
-    let sh_sum = sh_colour(index, dc, dir);
-    if !finite4(vec4<f32>(sh_sum, 0.0)) {
+    let sum = sh_sum(index, dc, dir);
+    if !finite4(vec4<f32>(sum, 0.0)) {
         return none;
     }
-    let colour = max(sh_sum + 0.5, vec3<f32>(0.0)) * tint.rgb;
+    let colour = max(sum + 0.5, vec3<f32>(0.0)) * tint.rgb;
     splat.r = colour.r;
     splat.g = colour.g;
     splat.b = colour.b;

@@ -34,7 +34,7 @@ const ALL_STRIPS: u32 = 0xffffffffu >> (32u - STRIPS);
 var<workgroup> batch_strips: array<u32, BATCH>;
 var<workgroup> batch_position: array<vec3<f32>, BATCH>; // x, y, depth in the depth buffer's terms
 var<workgroup> batch_factors: array<vec4<f32>, BATCH>;  // `footprint_factors`
-var<workgroup> batch_colour: array<vec4<f32>, BATCH>;   // r, g, b
+var<workgroup> batch_colour: array<vec3<f32>, BATCH>;
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
 
@@ -112,7 +112,7 @@ fn tile_render(
             batch_strips[thread] = strip_mask(s, tile_top);
             batch_position[thread] = vec3<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth));
             batch_factors[thread] = footprint_factors(s);
-            batch_colour[thread] = vec4<f32>(s.r, s.g, s.b, 0.0);
+            batch_colour[thread] = vec3<f32>(s.r, s.g, s.b);
         }
         workgroupBarrier();
         let ahead = start + BATCH + thread;
@@ -145,7 +145,7 @@ fn tile_render(
                     done = true;
                     break;
                 }
-                colour += splat_colour.rgb * (alpha * transmittance);
+                colour += splat_colour * (alpha * transmittance);
                 if next <= 0.5 && transmittance > 0.5 {
                     median = p.z;
                 }
