@@ -380,9 +380,9 @@ fn many_overlapping_splats_saturate_like_the_reference() {
 
 #[test]
 fn pair_buffers_grow_until_the_frame_is_complete() {
-    // 300 faint screen-covering splats on every tile (256 of 16×16 or 1,024 of 8×8)
-    // need 300 pairs per tile, more than the 65,536 a view starts with: the first
-    // frame is short, later ones complete.
+    // 300 faint screen-covering splats on every bin (256 of 16×16 pixels) need 300
+    // pairs per bin, more than the 65,536 a view starts with: the first frame is
+    // short, later ones complete.
     let splats: Vec<Splat> = (0..300)
         .map(|i| {
             let z = 2.0 + i as f32 * 0.01;
@@ -392,8 +392,8 @@ fn pair_buffers_grow_until_the_frame_is_complete() {
         .collect();
     let c = compare_from(cloud(&splats), UVec2::new(256, 256), Transform::IDENTITY);
     let stats = c.stats.unwrap();
-    let tiles = (256 / bevy_splat::render::TILE_SIZE).pow(2);
-    assert_eq!(stats.tile_pairs, 300 * tiles);
+    let bins = (256 / bevy_splat::render::BIN_SIZE).pow(2);
+    assert_eq!(stats.tile_pairs, 300 * bins);
     assert_eq!(stats.tile_pairs_kept, stats.tile_pairs);
     assert!(c.lit > 0 && c.worst <= 2, "max difference {}/255", c.worst);
 }

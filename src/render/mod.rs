@@ -41,7 +41,7 @@ pub use gpu_cloud::GpuSplats;
 pub use limits::{MIN_STORAGE_BINDING_BYTES, SplatGpuLimits};
 pub use memory::SplatMemory;
 pub use node::{DIAGNOSTIC_SPAN, STAGES as PASS_NAMES};
-pub use passes::common::TILE_SIZE;
+pub use passes::common::{BIN_SIZE, TILE_SIZE};
 pub use passes::composite::SplatComposite;
 pub use passes::depth_write::SplatDepth;
 pub use passes::pick::MAX_PICKS;

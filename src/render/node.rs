@@ -110,7 +110,7 @@ pub fn splat_pass(
     // Bands have buffers of their own, so each stage records every band in one pass.
     for (_, band) in bands() {
         encoder.clear_buffer(&band.counters, 0, None);
-        encoder.clear_buffer(&band.ranges, 0, None);
+        encoder.clear_buffer(&band.bin_ranges, 0, None);
     }
     let picks = frame.pick.as_ref().zip(state.picks.as_ref());
     if let Some((_, picks)) = picks {
@@ -164,6 +164,9 @@ pub fn splat_pass(
             pipelines
                 .tile_range
                 .encode(pass, &band.tile_range, &buffers.counters);
+            pipelines
+                .tile_split
+                .encode(pass, &band.tile_split, band.bins);
             pipelines
                 .tile_order
                 .encode_keys(pass, &band.tile_order, band.tiles.x * band.tiles.y);

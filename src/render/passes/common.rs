@@ -17,6 +17,11 @@ pub const COMMON_WGSL: &str = include_str!("common.wgsl");
 /// either way).
 pub const TILE_SIZE: u32 = 8;
 
+/// Pixels on a side of a bin, 2×2 tiles: the pairs are made and sorted per bin, then
+/// split into the tiles' lists (`tile_split`). Measured on the H200 (BENCHMARKS.md):
+/// 0.64× the pairs of one per tile, and the tile render reads the same lists.
+pub const BIN_SIZE: u32 = 2 * TILE_SIZE;
+
 /// Threads per workgroup of the one-dimensional passes.
 pub const WORKGROUP_SIZE: u32 = 256;
 
@@ -85,6 +90,18 @@ pub fn compute_pipeline(
     module: &wgpu::ShaderModule,
     entry_point: &str,
 ) -> ComputePipeline {
+    compute_pipeline_with(device, label, layout, module, entry_point, &[])
+}
+
+/// [`compute_pipeline`] with values for the module's `override` constants.
+pub fn compute_pipeline_with(
+    device: &Device,
+    label: &str,
+    layout: &BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry_point: &str,
+    constants: &[(&str, f64)],
+) -> ComputePipeline {
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
         bind_group_layouts: &[Some(layout)],
@@ -96,7 +113,7 @@ pub fn compute_pipeline(
         module,
         entry_point: Some(entry_point),
         compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &[],
+            constants,
             zero_initialize_workgroup_memory: false,
         },
         cache: None,
@@ -388,6 +405,27 @@ impl SceneDepthVariants {
         entry_point: &str,
         checks: ShaderChecks,
     ) -> Self {
+        Self::with_constants(
+            device,
+            label,
+            entries,
+            depth_binding,
+            (source, entry_point),
+            checks,
+            &[],
+        )
+    }
+
+    /// [`SceneDepthVariants::new`] with values for the module's `override` constants.
+    pub fn with_constants(
+        device: &Device,
+        label: &str,
+        entries: &[BindGroupLayoutEntry],
+        depth_binding: u32,
+        (source, entry_point): (&str, &str),
+        checks: ShaderChecks,
+        constants: &[(&str, f64)],
+    ) -> Self {
         let variant = |multisampled: bool| {
             let (label, depth_type) = if multisampled {
                 (
@@ -411,7 +449,8 @@ impl SceneDepthVariants {
             let layout = layout(device, &label, &entries);
             let source = source.replace("SCENE_DEPTH_TEXTURE", depth_type);
             let module = shader_module_with_checks(device, &label, &source, checks);
-            let pipeline = compute_pipeline(device, &label, &layout, &module, entry_point);
+            let pipeline =
+                compute_pipeline_with(device, &label, &layout, &module, entry_point, constants);
             (layout, pipeline)
         };
         Self {

@@ -89,6 +89,60 @@ fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
     return vec2<i32>(max(first, 0), min(last, max_col));
 }
 
+// Pairs are made and sorted per bin of 2×2 tiles (fewer pairs to sort than per tile),
+// each carrying which of the bin's tiles the splat reaches, and split into the tiles'
+// own lists after the sort (`tile_split.wgsl`). The value of a bin pair is the splat's
+// slot with those tiles as 4 bits above it: bit (tile x & 1) + 2·(tile y & 1).
+const SLOT_BITS: u32 = 28u;
+const SLOT_MASK: u32 = (1u << SLOT_BITS) - 1u;
+// The bin columns of an empty span: no column is ≥ x and ≤ y.
+const NO_COLUMNS: vec2<i32> = vec2<i32>(0x3fffffff, -1);
+
+fn bins_across(view: SplatView) -> u32 {
+    return (view.tile_count.x + 1u) / 2u;
+}
+
+// The splat's tile spans in the two tile rows of bin row `bin_row` (top in xy, bottom
+// in zw), each empty (x > y) where that row is outside the splat's rows: the rows
+// preprocess and duplicate walk, so both count the same pairs.
+fn bin_row_spans(s: ProjectedSplat, bin_row: u32, view: SplatView) -> vec4<i32> {
+    let top_row = 2u * bin_row;
+    var top = vec2<i32>(1, 0);
+    var bottom = vec2<i32>(1, 0);
+    if top_row >= first_row(s) && top_row <= last_row(s) {
+        top = tile_span_in_row(s, top_row, view);
+    }
+    if top_row + 1u >= first_row(s) && top_row + 1u <= last_row(s) {
+        bottom = tile_span_in_row(s, top_row + 1u, view);
+    }
+    return vec4<i32>(top, bottom);
+}
+
+// The bin columns a span of tile columns reaches.
+fn bin_columns(span: vec2<i32>) -> vec2<i32> {
+    return select(NO_COLUMNS, span >> vec2<u32>(1u), span.x <= span.y);
+}
+
+// The bins of one bin row that the two spans reach: the union of their bin columns,
+// which may have a gap where a thin slanted splat crosses between the rows.
+fn bins_in_row(spans: vec4<i32>) -> u32 {
+    let top = bin_columns(spans.xy);
+    let bottom = bin_columns(spans.zw);
+    let overlap = min(top.y, bottom.y) - max(top.x, bottom.x) + 1;
+    let count = max(top.y - top.x + 1, 0) + max(bottom.y - bottom.x + 1, 0) - max(overlap, 0);
+    return u32(count);
+}
+
+// Which tiles of bin column `column` the spans reach, as the 4 bits of a bin pair.
+fn bin_tiles(spans: vec4<i32>, column: i32) -> u32 {
+    let left = 2 * column;
+    let right = left + 1;
+    return u32(spans.x <= left && left <= spans.y)
+        | (u32(spans.x <= right && right <= spans.y) << 1u)
+        | (u32(spans.z <= left && left <= spans.w) << 2u)
+        | (u32(spans.z <= right && right <= spans.w) << 3u);
+}
+
 fn first_row(s: ProjectedSplat) -> u32 {
     return s.tile_rows & 0xffffu;
 }

@@ -1,7 +1,8 @@
-// duplicate: one thread per visible splat, nearest first. Writes one (tile, splat) pair
-// for every tile the splat touches, at the offset the scan gave it: the pairs come out
-// in depth order, so a stable sort by tile leaves each tile's splats front to back.
-// Keys are the tile ids.
+// duplicate: one thread per visible splat, nearest first. Writes one (bin, splat) pair
+// for every bin (2×2 tiles) the splat touches, at the offset the scan gave it: the pairs
+// come out in depth order, so a stable sort by bin leaves each bin's splats front to
+// back. Keys are the bin ids; values the splat's slot with the bin's tiles it reaches
+// as 4 bits above it (`SLOT_BITS`), for the split into tile lists after the sort.
 //
 // A workgroup's splats own one contiguous run of pair slots (the scan is in thread
 // order). Its first WINDOW slots are gathered in workgroup memory and written by
@@ -51,19 +52,28 @@ fn duplicate(
 
     if has_splat {
         let splat = projected[splat_slot];
-        for (var row = first_row(splat); row <= last_row(splat); row++) {
-            let span = tile_span_in_row(splat, row, view);
-            for (var col = span.x; col <= span.y; col++) {
-                let key = row * view.tile_count.x + u32(col);
+        let across = bins_across(view);
+        for (var bin_row = first_row(splat) / 2u; bin_row <= last_row(splat) / 2u; bin_row++) {
+            let spans = bin_row_spans(splat, bin_row, view);
+            let top = bin_columns(spans.xy);
+            let bottom = bin_columns(spans.zw);
+            for (var col = min(top.x, bottom.x); col <= max(top.y, bottom.y); col++) {
+                let tiles = bin_tiles(spans, col);
+                // Between the two rows' columns (a gap) the splat reaches no tile.
+                if tiles == 0u {
+                    continue;
+                }
+                let key = bin_row * across + u32(col);
+                let value = splat_slot | (tiles << SLOT_BITS);
                 // Pairs past the capacity are dropped this frame (here and in the
                 // window's write below); the CPU sees the total and grows the buffers
                 // for the next one.
                 if slot - start < WINDOW {
                     window_keys[slot - start] = key;
-                    window_values[slot - start] = splat_slot;
+                    window_values[slot - start] = value;
                 } else if slot < view.pair_capacity {
                     keys[slot] = key;
-                    values[slot] = splat_slot;
+                    values[slot] = value;
                 }
                 slot++;
             }

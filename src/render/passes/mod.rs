@@ -7,10 +7,10 @@
 //! 3. depth sort: [`radix_sort`] of the visible splats by depth, then [`depth_sort`]
 //!    gathers their tile counts in that order;
 //! 4. [`scan`]: the counts become each splat's first pair slot;
-//! 5. [`duplicate`]: one (tile, splat) pair per tile a splat touches;
-//! 6. tile sort: a stable [`radix_sort`] of the pairs by tile;
-//! 7. [`tile_range`]: each tile's run of pairs, and [`tile_order`]: the busiest tiles
-//!    first;
+//! 5. [`duplicate`]: one (bin, splat) pair per bin (2×2 tiles) a splat touches;
+//! 6. tile sort: a stable [`radix_sort`] of the pairs by bin;
+//! 7. [`tile_range`]: each bin's run of pairs, [`tile_split`]: each bin's run split
+//!    into its tiles' lists, and [`tile_order`]: the busiest tiles first;
 //! 8. [`tile_render`]: blend each tile's splats front to back into the splat layer,
 //!    and for a view with pointers over it, [`pick`]: the same blend at each pointer
 //!    pixel, up to the splat where the transmittance falls to 0.5;
@@ -36,6 +36,7 @@ pub mod scan;
 pub(crate) mod tile_order;
 pub(crate) mod tile_range;
 pub(crate) mod tile_render;
+pub(crate) mod tile_split;
 
 use bevy::ecs::resource::Resource;
 
@@ -50,6 +51,7 @@ pub struct SplatPipelines {
     /// Sorts 32-bit keys: the visible splats by depth, pairs by tile, tiles by work.
     pub(crate) sort: radix_sort::RadixSort,
     pub(crate) tile_range: tile_range::TileRangePass,
+    pub(crate) tile_split: tile_split::TileSplitPass,
     pub(crate) tile_order: tile_order::TileOrderPass,
     pub(crate) tile_render: tile_render::TileRenderPass,
     pub(crate) pick: pick::PickPass,
@@ -69,6 +71,7 @@ impl SplatPipelines {
             duplicate: duplicate::DuplicatePass::new(device),
             sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32, sort),
             tile_range: tile_range::TileRangePass::new(device),
+            tile_split: tile_split::TileSplitPass::new(device),
             tile_order: tile_order::TileOrderPass::new(device),
             tile_render: tile_render::TileRenderPass::new(device),
             pick: pick::PickPass::new(device),

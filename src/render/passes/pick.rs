@@ -5,6 +5,7 @@
 use wgpu::{BindGroup, Buffer, ComputePass, Device, TextureView};
 
 use super::common::{SceneDepthVariants, ShaderChecks, bind_group, storage, uniform};
+use super::tile_split::TileLists;
 
 /// Pointer pixels one view picks per frame.
 pub const MAX_PICKS: usize = 16;
@@ -13,7 +14,8 @@ pub const MAX_PICKS: usize = 16;
 pub const PICK_HIT_BYTES: u64 = 16;
 
 pub struct PickPass {
-    variants: SceneDepthVariants,
+    /// One per tile list (a tile's place in its bin): see `pick.wgsl`'s `LIST`.
+    variants: [SceneDepthVariants; 4],
 }
 
 impl PickPass {
@@ -29,20 +31,23 @@ impl PickPass {
             storage(8, true),
         ];
         Self {
-            variants: SceneDepthVariants::new(
-                device,
-                "splat pick",
-                &entries,
-                6,
-                include_str!("pick.wgsl"),
-                "pick",
-                ShaderChecks::All,
-            ),
+            variants: std::array::from_fn(|list| {
+                SceneDepthVariants::with_constants(
+                    device,
+                    &format!("splat pick (list {list})"),
+                    &entries,
+                    6,
+                    (include_str!("pick.wgsl"), "pick"),
+                    ShaderChecks::All,
+                    &[("LIST", list as f64)],
+                )
+            }),
         }
     }
 
-    /// Binds one band's tile data to the view's pick pixels and hits.
-    pub fn bind_group(
+    /// Binds one band's tile data to the view's pick pixels and hits: one bind group
+    /// per tile list.
+    pub fn bind_groups(
         &self,
         device: &Device,
         view_uniform: &Buffer,
@@ -50,42 +55,47 @@ impl PickPass {
         projected: &Buffer,
         sources: &Buffer,
         ranges: &Buffer,
-        sorted_values: &Buffer,
+        lists: &TileLists<'_>,
         (scene_depth, multisampled_depth): (&TextureView, bool),
         hits: &Buffer,
         pickable: &Buffer,
-    ) -> BindGroup {
-        bind_group(
-            device,
-            "splat pick",
-            self.variants.layout(multisampled_depth),
-            &[
-                view_uniform.as_entire_binding(),
-                pixels.as_entire_binding(),
-                projected.as_entire_binding(),
-                sources.as_entire_binding(),
-                ranges.as_entire_binding(),
-                sorted_values.as_entire_binding(),
-                wgpu::BindingResource::TextureView(scene_depth),
-                hits.as_entire_binding(),
-                pickable.as_entire_binding(),
-            ],
-        )
+    ) -> [BindGroup; 4] {
+        std::array::from_fn(|list| {
+            bind_group(
+                device,
+                "splat pick",
+                self.variants[list].layout(multisampled_depth),
+                &[
+                    view_uniform.as_entire_binding(),
+                    pixels.as_entire_binding(),
+                    projected.as_entire_binding(),
+                    sources.as_entire_binding(),
+                    ranges.as_entire_binding(),
+                    lists.0[list].as_entire_binding(),
+                    wgpu::BindingResource::TextureView(scene_depth),
+                    hits.as_entire_binding(),
+                    pickable.as_entire_binding(),
+                ],
+            )
+        })
     }
 
-    /// One workgroup per pixel; pixels outside the band leave their hit untouched.
+    /// One workgroup per pixel and tile list; pixels outside the band, or of tiles of
+    /// another list, leave their hit untouched.
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
-        bind_group: &BindGroup,
+        bind_groups: &[BindGroup; 4],
         multisampled_depth: bool,
         pixels: u32,
     ) {
         if pixels == 0 {
             return;
         }
-        pass.set_pipeline(self.variants.pipeline(multisampled_depth));
-        pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(pixels, 1, 1);
+        for (variants, bind_group) in self.variants.iter().zip(bind_groups) {
+            pass.set_pipeline(variants.pipeline(multisampled_depth));
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(pixels, 1, 1);
+        }
     }
 }

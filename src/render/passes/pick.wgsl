@@ -24,7 +24,11 @@ struct PickHit {
 @group(0) @binding(2) var<storage, read> projected: array<ProjectedSplat>;
 @group(0) @binding(3) var<storage, read> sources: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> ranges: array<vec2<u32>>;
+// The lists of the tiles whose place in their bin is LIST, (x & 1) + 2·(y & 1): the
+// tiles' lists are in four buffers (`tile_split.wgsl`), too many to bind beside the
+// rest, so the pick runs once per list and each run answers the pixels of its tiles.
 @group(0) @binding(5) var<storage, read> sorted_splats: array<u32>;
+override LIST: u32;
 // `texture_depth_2d` or, under MSAA, `texture_depth_multisampled_2d` (set by the host).
 @group(0) @binding(6) var scene_depth: SCENE_DEPTH_TEXTURE;
 @group(0) @binding(7) var<storage, read_write> hits: array<PickHit>;
@@ -57,7 +61,11 @@ fn pick(
         || row < view.band_first_row || row >= view.band_end_row {
         return;
     }
-    let tile = pixel.x / TILE_SIZE + row * view.tile_count.x;
+    let column = pixel.x / TILE_SIZE;
+    if (column & 1u) + 2u * (row & 1u) != LIST {
+        return;
+    }
+    let tile = column + row * view.tile_count.x;
     let centre = vec2<f32>(pixel) + 0.5;
     let scene = textureLoad(scene_depth, vec2<i32>(pixel + view.viewport_origin), 0);
 

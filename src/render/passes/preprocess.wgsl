@@ -1,9 +1,9 @@
 // preprocess: one thread per splat of every instance of one cloud chunk (clouds that
 // share an asset are drawn by one dispatch: a dispatch per cloud would put a pipeline
 // barrier between every two clouds). Projects the splat into the view,
-// culls it, evaluates its colour and counts the tiles it touches. Visible splats are
+// culls it, evaluates its colour and counts the bins (2×2 tiles) it touches. Visible splats are
 // appended (compacted) to `projected`; their depth key goes to `depth_keys` for the
-// depth sort (whose values are the slots) and their tile count to `tile_counts`; for
+// depth sort (whose values are the slots) and their bin count to `tile_counts`; for
 // a view that picks, where each came from goes to `sources`.
 
 struct SplatGeometry {
@@ -82,7 +82,8 @@ struct PreprocessCounters {
 @group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
 // The depth's bits (positive floats order like their bit patterns), the sort key.
 @group(0) @binding(7) var<storage, read_write> depth_keys: array<u32>;
-// The tiles each splat touches, by slot: gathered in depth order after the sort.
+// The bins each splat touches (its pairs), by slot: gathered in depth order after
+// the sort.
 @group(0) @binding(8) var<storage, read_write> tile_counts: array<u32>;
 // For pointer picking: each projected splat's instance and index in its asset. A
 // one-element stand-in when the view picks nothing.
@@ -317,12 +318,12 @@ fn project_splat(thread: u32) -> vec2<u32> {
     }
     splat.tile_rows = u32(row_first) | (u32(row_last) << 16u);
 
-    var tiles = 0u;
-    for (var row = u32(row_first); row <= u32(row_last); row++) {
-        let span = tile_span_in_row(splat, row, view);
-        tiles += u32(max(span.y - span.x + 1, 0));
+    // The pairs duplicate will write: one per bin (2×2 tiles) the splat reaches.
+    var bins = 0u;
+    for (var bin_row = u32(row_first) / 2u; bin_row <= u32(row_last) / 2u; bin_row++) {
+        bins += bins_in_row(bin_row_spans(splat, bin_row, view));
     }
-    if tiles == 0u {
+    if bins == 0u {
         return none;
     }
 
@@ -349,7 +350,7 @@ fn project_splat(thread: u32) -> vec2<u32> {
         // plane, which may lie behind the camera (p.z ≥ near was tested above).
         let key = bitcast<u32>(select(splat.depth, splat.depth - view.near, orthographic));
         depth_keys[slot] = key;
-        tile_counts[slot] = tiles;
+        tile_counts[slot] = bins;
         if slot < arrayLength(&sources) {
             sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
         }

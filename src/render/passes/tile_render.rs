@@ -1,5 +1,6 @@
-//! tile render: one workgroup per tile (8×8 pixels) blends its sorted splats front to back
-//! into the view's splat layer, stopping at the opaque scene's depth.
+//! tile render: one workgroup per tile (8×8 pixels) blends its list of splats (from the
+//! tile split) front to back into the view's splat layer, stopping at the opaque
+//! scene's depth.
 
 use bevy::math::UVec2;
 use wgpu::{
@@ -8,6 +9,7 @@ use wgpu::{
 };
 
 use super::common::{SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform};
+use super::tile_split::TileLists;
 
 /// The tiles covering a viewport.
 pub fn tiles_for(viewport: UVec2) -> UVec2 {
@@ -50,6 +52,9 @@ impl TileRenderPass {
             storage(6, true),
             write_only(5, SPLAT_LAYER_FORMAT),
             write_only(7, MEDIAN_DEPTH_FORMAT),
+            storage(8, true),
+            storage(9, true),
+            storage(10, true),
         ];
         Self {
             variants: SceneDepthVariants::new(
@@ -74,7 +79,7 @@ impl TileRenderPass {
         view_uniform: &Buffer,
         projected: &Buffer,
         ranges: &Buffer,
-        sorted_values: &Buffer,
+        lists: &TileLists<'_>,
         scene_depth: &TextureView,
         multisampled_depth: bool,
         splat_layer: &TextureView,
@@ -89,11 +94,14 @@ impl TileRenderPass {
                 view_uniform.as_entire_binding(),
                 projected.as_entire_binding(),
                 ranges.as_entire_binding(),
-                sorted_values.as_entire_binding(),
+                lists.0[0].as_entire_binding(),
                 wgpu::BindingResource::TextureView(scene_depth),
                 wgpu::BindingResource::TextureView(splat_layer),
                 tile_order.as_entire_binding(),
                 wgpu::BindingResource::TextureView(median_depth),
+                lists.0[1].as_entire_binding(),
+                lists.0[2].as_entire_binding(),
+                lists.0[3].as_entire_binding(),
             ],
         )
     }

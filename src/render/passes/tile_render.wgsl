@@ -13,7 +13,12 @@
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;
 @group(0) @binding(2) var<storage, read> ranges: array<vec2<u32>>;
-@group(0) @binding(3) var<storage, read> sorted_splats: array<u32>;
+// The tiles' lists of slots, front to back: tile (x & 1) + 2·(y & 1) of each bin keeps
+// its list in `list_<that>` (`tile_split.wgsl`).
+@group(0) @binding(3) var<storage, read> list_0: array<u32>;
+@group(0) @binding(8) var<storage, read> list_1: array<u32>;
+@group(0) @binding(9) var<storage, read> list_2: array<u32>;
+@group(0) @binding(10) var<storage, read> list_3: array<u32>;
 // `texture_depth_2d` or, under MSAA, `texture_depth_multisampled_2d` (set by the host).
 @group(0) @binding(4) var scene_depth: SCENE_DEPTH_TEXTURE;
 @group(0) @binding(5) var splat_layer: texture_storage_2d<rgba32float, write>;
@@ -58,6 +63,16 @@ fn strip_mask(s: ProjectedSplat, tile_top: f32) -> u32 {
     return through_last & ~((1u << first) - 1u);
 }
 
+// The `index`-th slot of the list of a tile whose place in its bin is `list`.
+fn listed_slot(list: u32, index: u32) -> u32 {
+    switch list {
+        case 0u: { return list_0[index]; }
+        case 1u: { return list_1[index]; }
+        case 2u: { return list_2[index]; }
+        default: { return list_3[index]; }
+    }
+}
+
 @compute @workgroup_size(TILE_SIZE, TILE_SIZE)
 fn tile_render(
     @builtin(workgroup_id) group: vec3<u32>,
@@ -68,6 +83,7 @@ fn tile_render(
     let in_band = tile_order[group.x + group.y * view.tile_count.x];
     let tile_xy = vec2<u32>(in_band % view.tile_count.x, in_band / view.tile_count.x + view.band_first_row);
     let tile = tile_xy.x + tile_xy.y * view.tile_count.x;
+    let list = (tile_xy.x & 1u) | ((tile_xy.y & 1u) << 1u);
     let pixel = tile_xy * TILE_SIZE + local.xy;
     let inside = pixel.x < view.viewport_size.x && pixel.y < view.viewport_size.y;
     let centre = vec2<f32>(pixel) + 0.5;
@@ -98,7 +114,7 @@ fn tile_render(
     // current one, so that the read's latency hides behind the blending.
     var next: ProjectedSplat;
     if range.x + thread < range.y {
-        next = projected[sorted_splats[range.x + thread]];
+        next = projected[listed_slot(list, range.x + thread)];
     }
     for (var start = range.x; start < range.y; start += BATCH) {
         if thread == 0u {
@@ -117,7 +133,7 @@ fn tile_render(
         workgroupBarrier();
         let ahead = start + BATCH + thread;
         if ahead < range.y {
-            next = projected[sorted_splats[ahead]];
+            next = projected[listed_slot(list, ahead)];
         }
 
         if !done {

@@ -23,13 +23,14 @@ use crate::render::passes::preprocess::{
 };
 use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortStorage, SortValues};
 use crate::render::passes::scan::ScanBuffers;
+use crate::render::passes::tile_split::bins_for;
 
 /// The sizes a band's buffers are built for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BandCapacity {
     /// Projected splats the band can keep.
     pub splats: u32,
-    /// (splat, tile) pairs.
+    /// (splat, bin) pairs: one per bin of 2×2 tiles a splat reaches.
     pub pairs: u32,
     /// Preprocess dispatches (distinct asset chunks) per frame.
     pub chunks: u32,
@@ -37,7 +38,7 @@ pub struct BandCapacity {
     pub instances: u32,
     /// Tiles of the whole view.
     pub tiles: UVec2,
-    /// The tile rows this band draws.
+    /// The tile rows this band draws: whole bin rows, so it starts at an even row.
     pub rows: Range<u32>,
     /// Whether the band records where each projected splat came from (a view that
     /// picks): 8 more bytes per splat.
@@ -48,6 +49,11 @@ impl BandCapacity {
     /// The band's tile grid: every tile column of the view, the band's tile rows.
     pub fn band_tiles(&self) -> UVec2 {
         UVec2::new(self.tiles.x, self.rows.len() as u32)
+    }
+
+    /// The band's bins (2×2 tiles): every bin column, the bin rows of its tile rows.
+    pub fn band_bins(&self) -> UVec2 {
+        bins_for(self.band_tiles())
     }
 
     /// Whether buffers built for `self` can serve a frame that needs `need`.
@@ -77,14 +83,18 @@ pub struct BandBuffers {
     pub counters: Buffer,
     /// Pair and splat capacities for the indirect kernels (a uniform).
     pub capacities: Buffer,
+    /// Each tile's run in its list (`tile_split`).
     pub ranges: Buffer,
+    /// Each bin's run of the sorted pairs, cleared every frame.
+    pub bin_ranges: Buffer,
     pub scan: ScanBuffers,
     /// Each visible splat's tile count by slot, for the gather in depth order (the
     /// buffer of the pairs' keys, written after the gather).
     pub tile_counts: Buffer,
     /// Visible splats by depth: keys are depths, values their slots.
     pub depth_sort: SortBuffers,
-    /// (splat, tile) pairs by tile.
+    /// (splat, bin) pairs by bin; its four buffers hold the tiles' lists after the
+    /// split.
     pub sort: SortBuffers,
     /// The band's tiles by their pair counts, for the tile render's launch order.
     pub tile_order: SortBuffers,
@@ -138,12 +148,14 @@ impl BandBuffers {
         );
         // The frame's per-splat and per-pair arrays share four buffers where their
         // lives do not overlap (checked in the order the frame runs them: preprocess,
-        // depth sort, gather, scan, duplicate, tile sort):
-        //   tile counts by slot (preprocess → gather)  then  the pairs' keys
+        // depth sort, gather, scan, duplicate, tile sort, tile range, tile split):
+        //   pair counts by slot (preprocess → gather)  then  the pairs' keys
         //   depth keys (preprocess → depth sort)       then  the tile sort's key scratch
         //   depth sort's value scratch                 then  the tile sort's value scratch
         //   depth sort's key scratch                   then  tile offsets (gather → duplicate)
-        // No dispatch binds one buffer under two roles. 16 bytes per splat less.
+        // and the tile sort's four buffers then hold the four tile lists (see
+        // `tile_split`). No dispatch binds one buffer under two roles. 16 bytes per
+        // splat less.
         let pairs = u64::from(capacity.pairs.max(1));
         let pair_or_splat = pairs.max(splats) * 4;
         let pair_keys = buffer(
@@ -180,8 +192,10 @@ impl BandBuffers {
             storage | BufferUsages::INDIRECT | BufferUsages::COPY_SRC,
         );
         let capacities = buffer(device, "splat capacities", 16, uniform);
-        // Indexed by the tile id of the whole view: a few bytes per tile.
+        // Indexed by the tile (bin) id of the whole view: a few bytes per tile.
         let ranges = buffer(device, "splat tile ranges", tile_count * 8, storage);
+        let bin_count = u64::from(bins_for(capacity.tiles).element_product());
+        let bin_ranges = buffer(device, "splat bin ranges", bin_count * 8, storage);
 
         let scan = ScanBuffers::new(
             device,
@@ -251,6 +265,7 @@ impl BandBuffers {
             &counters,
             &capacities,
             &ranges,
+            &bin_ranges,
         ]
         .iter()
         .map(|b| b.size())
@@ -273,6 +288,7 @@ impl BandBuffers {
             counters,
             capacities,
             ranges,
+            bin_ranges,
             scan,
             depth_sort,
             sort,

@@ -2,7 +2,8 @@
 //!
 //! A view's projected splats and its (splat, tile) pairs each live in one storage
 //! binding. When a camera sees more than one binding holds, its image is cut into
-//! horizontal bands of tile rows; each band runs the whole pipeline with its own
+//! horizontal bands of bin rows (two tile rows each, as the pairs are made per bin of
+//! 2×2 tiles); each band runs the whole pipeline with its own
 //! buffers, over only the splats that touch its rows, and its tile render writes its
 //! rows of the shared splat layer. Band buffers are independent, so every stage still
 //! records all bands in one compute pass.
@@ -15,6 +16,10 @@ pub const MIN_PAIRS: u32 = 1 << 16;
 const INITIAL_PAIRS_PER_SPLAT: u32 = 4;
 /// Pair buffers more than this many times larger than a frame needs are shrunk.
 const SHRINK_BELOW: u32 = 2;
+
+/// Slots a bin pair can name (`SLOT_BITS` in `common.wgsl`): more projected splats
+/// than any storage binding of today holds (2²⁸ × 48 bytes is 12 GiB).
+pub const MAX_SLOTS: u32 = 1 << 28;
 
 /// Splat buffers of a band among several are never smaller than this.
 const MIN_SPLATS: u32 = 1 << 14;
@@ -34,7 +39,8 @@ impl BandLimits {
                 .max(1)
         };
         Self {
-            max_splats: items(splat_bytes),
+            // A bin pair's value holds the splat's slot below its 4 tile bits.
+            max_splats: items(splat_bytes).min(MAX_SLOTS),
             max_pairs: items(pair_bytes),
         }
     }
@@ -65,7 +71,7 @@ impl BandNeed {
     }
 }
 
-/// One band: the tile rows it draws and what its buffers hold.
+/// One band: the bin rows it draws and what its buffers hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Band {
     pub rows: Range<u32>,
@@ -81,15 +87,15 @@ fn with_headroom(need: u32, min: u32, max: u32) -> u32 {
 /// The bands of a view seen for the first time: as many equal bands as its clouds'
 /// splats would need if they were spread evenly (they are cut or joined once the GPU
 /// reports what each band needed).
-pub fn first_bands(splats: u32, tile_rows: u32, limits: &BandLimits) -> Vec<Band> {
-    let tile_rows = tile_rows.max(1);
-    let count = splats.div_ceil(limits.max_splats).clamp(1, tile_rows);
+pub fn first_bands(splats: u32, rows: u32, limits: &BandLimits) -> Vec<Band> {
+    let rows = rows.max(1);
+    let count = splats.div_ceil(limits.max_splats).clamp(1, rows);
     let splats = splats.min(limits.max_splats);
     let pairs = splats
         .saturating_mul(INITIAL_PAIRS_PER_SPLAT)
         .max(MIN_PAIRS)
         .min(limits.max_pairs);
-    let row = |band: u32| (u64::from(tile_rows) * u64::from(band) / u64::from(count)) as u32;
+    let row = |band: u32| (u64::from(rows) * u64::from(band) / u64::from(count)) as u32;
     (0..count)
         .map(|band| Band {
             rows: row(band)..row(band + 1),
@@ -226,6 +232,7 @@ mod tests {
         assert_eq!(limits.max_splats, 2_796_202);
         assert_eq!(limits.max_pairs, 16 << 20);
         assert_eq!(BandLimits::new(1 << 40, 1, 1).max_pairs, u32::MAX);
+        assert_eq!(BandLimits::new(1 << 40, 1, 1).max_splats, MAX_SLOTS);
     }
 
     #[test]

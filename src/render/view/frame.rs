@@ -13,6 +13,7 @@ use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
 use crate::render::passes::radix_sort::RadixSort;
 use crate::render::passes::tile_order::TILE_ORDER_KEY_BITS;
+use crate::render::passes::tile_split::{TileLists, bins_for};
 
 pub struct SplatFrame {
     /// Top to bottom, one per band of the view.
@@ -36,20 +37,24 @@ pub struct BandFrame {
     /// Gathers the tile counts in depth order (after the depth sort).
     pub depth_order: BindGroup,
     pub duplicate: BindGroup,
-    /// Bits of the tile id, the pairs' sort key.
+    /// Bits of the bin id, the pairs' sort key.
     pub key_bits: u32,
     pub tile_range: BindGroup,
+    pub tile_split: BindGroup,
     pub tile_order: BindGroup,
     pub tile_render: BindGroup,
-    /// The pick pass over this band's tiles, when the view picks this frame.
-    pub pick: Option<BindGroup>,
+    /// The pick pass over this band's tiles (one bind group per tile list), when the
+    /// view picks this frame.
+    pub pick: Option<[BindGroup; 4]>,
     /// The tile render's grid: every tile column, the band's tile rows.
     pub tiles: UVec2,
+    /// The tile split's grid: every bin column, the band's bin rows.
+    pub bins: UVec2,
 }
 
-/// Bits of the pairs' sort key: the tile id.
-pub fn key_bits(tiles: UVec2) -> u32 {
-    let count = (tiles.x * tiles.y).max(2);
+/// Bits of the pairs' sort key: the bin id, over a grid of `bins`.
+pub fn key_bits(bins: UVec2) -> u32 {
+    let count = (bins.x * bins.y).max(2);
     u32::BITS - (count - 1).leading_zeros()
 }
 
@@ -102,7 +107,7 @@ pub fn band_frame(
     let depth_sorted = RadixSort::output_index(DEPTH_KEY_BITS);
     let by_depth = &band.depth_sort.values[depth_sorted];
     let capacity = &band.capacity;
-    let pair_key_bits = key_bits(capacity.tiles);
+    let pair_key_bits = key_bits(bins_for(capacity.tiles));
     // Each sort's result lies in the ping-pong buffer its key width decides.
     let pairs_sorted = RadixSort::output_index(pair_key_bits);
     let tiles_sorted = RadixSort::output_index(TILE_ORDER_KEY_BITS);
@@ -111,6 +116,21 @@ pub fn band_frame(
         device,
         &sort.keys[pairs_sorted],
         &band.counters,
+        &band.bin_ranges,
+    );
+    // The sorted values are split in place into the first list; the sorted keys are
+    // free once the tile range has read them, the scratch once the sort is done.
+    let lists = TileLists([
+        &sort.values[pairs_sorted],
+        &sort.keys[pairs_sorted],
+        &sort.keys[1 - pairs_sorted],
+        &sort.values[1 - pairs_sorted],
+    ]);
+    let tile_split = pipelines.tile_split.bind_group(
+        device,
+        &band.view_uniform,
+        &band.bin_ranges,
+        &lists,
         &band.ranges,
     );
     let tile_render = pipelines.tile_render.bind_group(
@@ -118,7 +138,7 @@ pub fn band_frame(
         &band.view_uniform,
         &band.projected,
         &band.ranges,
-        &sort.values[pairs_sorted],
+        &lists,
         scene_depth,
         multisampled_depth,
         &layer.view,
@@ -126,14 +146,14 @@ pub fn band_frame(
         &layer.median_depth,
     );
     let pick = picks.map(|picks| {
-        pipelines.pick.bind_group(
+        pipelines.pick.bind_groups(
             device,
             &band.view_uniform,
             picks.pixels(),
             &band.projected,
             &band.sources,
             &band.ranges,
-            &sort.values[pairs_sorted],
+            &lists,
             (scene_depth, multisampled_depth),
             &picks.hits,
             &picks.pickable,
@@ -163,6 +183,7 @@ pub fn band_frame(
         ),
         key_bits: pair_key_bits,
         tile_range,
+        tile_split,
         tile_order: pipelines.tile_order.bind_group(
             device,
             &band.view_uniform,
@@ -173,6 +194,7 @@ pub fn band_frame(
         tile_render,
         pick,
         tiles: capacity.band_tiles(),
+        bins: capacity.band_bins(),
     }
 }
 
@@ -181,7 +203,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_bits_cover_every_tile() {
+    fn key_bits_cover_every_bin() {
         assert_eq!(key_bits(UVec2::new(1, 1)), 1);
         assert_eq!(key_bits(UVec2::new(40, 30)), 11);
         assert_eq!(key_bits(UVec2::new(120, 68)), 13);

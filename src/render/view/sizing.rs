@@ -11,6 +11,7 @@ use super::readback::{CounterReadback, GpuCounts};
 use super::splat_layer::SplatLayer;
 use crate::render::memory::SplatMemory;
 use crate::render::passes::SplatPipelines;
+use crate::render::passes::tile_split::bins_for;
 
 /// What a view draws this frame, the input to sizing its bands.
 pub struct ViewNeed {
@@ -36,14 +37,16 @@ pub fn plan_bands(
             .first()
             .is_some_and(|b| b.capacity.tiles == need.tiles)
     });
+    // Bands are cut in bin rows (two tile rows): the pairs are made per bin.
+    let bin_rows = bins_for(need.tiles).y;
     let bands: Vec<Band> = match previous {
-        None => first_bands(need.splats, need.tiles.y, limits),
+        None => first_bands(need.splats, bin_rows, limits),
         Some(old) => {
             let now: Vec<Band> = old
                 .bands
                 .iter()
                 .map(|b| Band {
-                    rows: b.capacity.rows.clone(),
+                    rows: b.capacity.rows.start / 2..b.capacity.rows.end.div_ceil(2),
                     splats: b.capacity.splats,
                     pairs: b.capacity.pairs,
                 })
@@ -87,26 +90,31 @@ pub fn plan_bands(
             chunks: need.chunks,
             instances: need.instances,
             tiles: need.tiles,
-            rows: band.rows,
+            rows: band.rows.start * 2..(band.rows.end * 2).min(need.tiles.y),
             sources: need.sources,
         })
         .collect()
 }
 
-/// Frames are incomplete while bands grow; only a band of one tile row that still
+/// Frames are incomplete while bands grow; only a band of one bin row that still
 /// needs more than a binding holds cannot be helped.
 fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits) {
     for (band, need) in bands.iter().zip(needs) {
         let over = need.splats > limits.max_splats || need.pairs > limits.max_pairs;
         if over && band.rows.len() <= 1 {
             warn!(
-                "tile row {} of a camera needs {} splats and {} tile pairs, but one storage \
-                 binding holds {} and {}: splats are missing from its image",
-                band.rows.start, need.splats, need.pairs, limits.max_splats, limits.max_pairs
+                "tile rows {} and {} of a camera need {} splats and {} bin pairs, but one \
+                 storage binding holds {} and {}: splats are missing from its image",
+                band.rows.start * 2,
+                band.rows.start * 2 + 1,
+                need.splats,
+                need.pairs,
+                limits.max_splats,
+                limits.max_pairs
             );
         } else if need.splats > band.splats || need.pairs > band.pairs {
             debug!(
-                "splat band {:?} needed {} splats / {} tile pairs but held {} / {}: that frame \
+                "splat band of bin rows {:?} needed {} splats / {} bin pairs but held {} / {}: that frame \
                  was incomplete",
                 band.rows, need.splats, need.pairs, band.splats, band.pairs
             );

@@ -20,12 +20,14 @@ pub struct SplatViewStats {
     /// Visible splats the buffers held: fewer than `visible_splats` means that frame
     /// was incomplete (the view is split into more bands for the next one).
     pub visible_splats_kept: u32,
-    /// (splat, tile) pairs the frame needed.
+    /// (splat, bin) pairs the frame needed, what the tile sort sorts: one per bin of
+    /// 2×2 tiles ([`BIN_SIZE`](crate::render::BIN_SIZE) pixels on a side) a splat
+    /// reaches.
     pub tile_pairs: u32,
     /// Pairs the buffers held: less than `tile_pairs` means that frame was incomplete
     /// (the buffers grow for the next one).
     pub tile_pairs_kept: u32,
-    /// Bands of tile rows the frame was drawn in.
+    /// Bands of bin rows the frame was drawn in.
     pub bands: u32,
     /// Frames rendered for this camera so far.
     pub frames: u64,
