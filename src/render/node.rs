@@ -13,7 +13,7 @@ use wgpu::{CommandEncoder, ComputePass};
 
 use super::passes::SplatPipelines;
 use super::passes::depth_sort::DEPTH_KEY_BITS;
-use super::passes::tile_order::TILE_ORDER_KEY_BITS;
+use super::passes::tile_order::WORK_COUNTS_BYTES;
 use super::prepare::SplatViews;
 use super::view::stats::{STAGE_COUNT, SplatStats};
 use super::view::timestamps::PassTimestamps;
@@ -111,6 +111,7 @@ pub fn splat_pass(
     for (_, band) in bands() {
         encoder.clear_buffer(&band.counters, 0, None);
         encoder.clear_buffer(&band.bin_ranges, 0, None);
+        encoder.clear_buffer(&band.tile_work, 0, Some(WORK_COUNTS_BYTES));
     }
     let picks = frame.pick.as_ref().zip(state.picks.as_ref());
     if let Some((_, picks)) = picks {
@@ -169,10 +170,7 @@ pub fn splat_pass(
                 .encode(pass, &band.tile_split, band.bins);
             pipelines
                 .tile_order
-                .encode_keys(pass, &band.tile_order, band.tiles.x * band.tiles.y);
-            pipelines
-                .sort
-                .encode(pass, &buffers.tile_order, TILE_ORDER_KEY_BITS);
+                .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
         }
     });
     // The picks are timed with the tile render: a workgroup per pointer, next to a

@@ -22,6 +22,11 @@ pub const TILE_SIZE: u32 = 8;
 /// 0.64× the pairs of one per tile, and the tile render reads the same lists.
 pub const BIN_SIZE: u32 = 2 * TILE_SIZE;
 
+/// Classes of tiles by their pair count (prepended to every pass's WGSL as
+/// `WORK_CLASSES`, see `work_class` in `common.wgsl`): the tile split files each tile in
+/// one, the tile order launches the busiest classes first.
+pub const WORK_CLASSES: u32 = 64;
+
 /// Threads per workgroup of the one-dimensional passes.
 pub const WORKGROUP_SIZE: u32 = 256;
 
@@ -45,8 +50,8 @@ pub enum ShaderChecks {
     None,
 }
 
-/// Compiles `COMMON_WGSL` followed by `source` as one module, with the tile size
-/// prepended.
+/// Compiles `COMMON_WGSL` followed by `source` as one module, with the tile size and
+/// the number of work classes prepended.
 pub fn shader_module(device: &Device, label: &str, source: &str) -> wgpu::ShaderModule {
     shader_module_with_checks(device, label, source, ShaderChecks::All)
 }
@@ -58,7 +63,10 @@ pub fn shader_module_with_checks(
     source: &str,
     checks: ShaderChecks,
 ) -> wgpu::ShaderModule {
-    let text = format!("const TILE_SIZE: u32 = {TILE_SIZE}u;\n{COMMON_WGSL}\n{source}");
+    let text = format!(
+        "const TILE_SIZE: u32 = {TILE_SIZE}u;\nconst WORK_CLASSES: u32 = {WORK_CLASSES}u;\n\
+         {COMMON_WGSL}\n{source}"
+    );
     create_module(device, label, text, checks)
 }
 

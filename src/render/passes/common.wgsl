@@ -151,6 +151,18 @@ fn last_row(s: ProjectedSplat) -> u32 {
     return s.tile_rows >> 16u;
 }
 
+// A tile's work class by its pair count: more pairs, a higher class, in quarter
+// octaves (each class at most 1.19× the pairs of its lowest) from 4 pairs up, the
+// last class taking every tile beyond. Tiles of one class take about as long to draw.
+fn work_class(pairs: u32) -> u32 {
+    if pairs < 4u {
+        return pairs;
+    }
+    let top = firstLeadingBit(pairs);
+    let quarter = (pairs >> (top - 2u)) & 3u;
+    return min(4u * (top - 1u) + quarter, WORK_CLASSES - 1u);
+}
+
 // The linear index of a thread of an indirect grid written by `indirect.wgsl`.
 fn linear_thread(gid: vec3<u32>) -> u32 {
     return gid.x + gid.y * GRID_WIDTH;

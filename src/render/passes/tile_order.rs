@@ -1,18 +1,27 @@
-//! tile order: the band's tiles sorted by their pair counts, largest first, so that
-//! the tile render's longest workgroups start first rather than run alone at the end.
+//! tile order: the band's tiles, busiest first, so that the tile render's longest
+//! workgroups start first rather than run alone at the end. The tile split files each
+//! tile in a work class by its pair count; this pass turns those classes into one
+//! order, in a single dispatch instead of a sort.
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
 use super::common::{
-    bind_group, compute_pipeline, grid_for, layout, shader_module, storage, uniform,
+    WORK_CLASSES, bind_group, compute_pipeline, grid_for, layout, shader_module, storage, uniform,
 };
 
-/// Bits of a tile's work key: its pair count in steps of 16, saturating.
-pub const TILE_ORDER_KEY_BITS: u32 = 16;
+/// Bytes of the work classes' counts at the start of the tile work buffer, cleared
+/// every frame.
+pub const WORK_COUNTS_BYTES: u64 = WORK_CLASSES as u64 * 4;
+
+/// Bytes of the tile work buffer for a band of `band_tiles`: the class counts, then a
+/// place per tile.
+pub fn tile_work_bytes(band_tiles: u32) -> u64 {
+    WORK_COUNTS_BYTES + u64::from(band_tiles) * 4
+}
 
 pub struct TileOrderPass {
     layout: BindGroupLayout,
-    keys: ComputePipeline,
+    places: ComputePipeline,
 }
 
 impl TileOrderPass {
@@ -23,29 +32,29 @@ impl TileOrderPass {
             &[
                 uniform(0, false),
                 storage(1, true),
-                storage(2, false),
+                storage(2, true),
                 storage(3, false),
             ],
         );
         let module = shader_module(device, "splat tile order", include_str!("tile_order.wgsl"));
-        let keys = compute_pipeline(
+        let places = compute_pipeline(
             device,
             "splat tile order",
             &layout,
             &module,
-            "tile_work_keys",
+            "tile_order_places",
         );
-        Self { layout, keys }
+        Self { layout, places }
     }
 
-    /// Keys from `ranges` into the sort's input `keys`/`values`.
+    /// From the tiles' `ranges` and the split's `tile_work` into `tile_order`.
     pub fn bind_group(
         &self,
         device: &Device,
         view_uniform: &Buffer,
         ranges: &Buffer,
-        keys: &Buffer,
-        values: &Buffer,
+        tile_work: &Buffer,
+        tile_order: &Buffer,
     ) -> BindGroup {
         bind_group(
             device,
@@ -54,19 +63,19 @@ impl TileOrderPass {
             &[
                 view_uniform.as_entire_binding(),
                 ranges.as_entire_binding(),
-                keys.as_entire_binding(),
-                values.as_entire_binding(),
+                tile_work.as_entire_binding(),
+                tile_order.as_entire_binding(),
             ],
         )
     }
 
     /// One thread per tile of the band.
-    pub fn encode_keys(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup, tiles: u32) {
+    pub fn encode(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup, tiles: u32) {
         let (x, y) = grid_for(tiles);
         if x == 0 {
             return;
         }
-        pass.set_pipeline(&self.keys);
+        pass.set_pipeline(&self.places);
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups(x, y, 1);
     }

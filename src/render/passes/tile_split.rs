@@ -3,12 +3,15 @@
 //! Pairs are made and sorted per bin of 2×2 tiles, which sorts about 0.6× the pairs
 //! that one per tile would (BENCHMARKS.md), and the tile render still reads one list
 //! per 8×8 tile: this pass writes those lists, front to back, into the sort's four
-//! buffers (one per place of a tile in its bin), and each tile's range.
+//! buffers (one per place of a tile in its bin), and each tile's range, and files each
+//! tile by its pair count for the tile order.
 
 use bevy::math::UVec2;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::common::{
+    ShaderChecks, bind_group, compute_pipeline, layout, shader_module_with_checks, storage, uniform,
+};
 
 /// The bins (2×2 tiles) over a grid of `tiles`.
 pub fn bins_for(tiles: UVec2) -> UVec2 {
@@ -38,15 +41,25 @@ impl TileSplitPass {
                 storage(4, false),
                 storage(5, false),
                 storage(6, false),
+                storage(7, false),
             ],
         );
-        let module = shader_module(device, "splat tile split", include_str!("tile_split.wgsl"));
+        // Its loops run over a bin's range of sorted pairs and over constant counts; it
+        // indexes workgroup words by thread, lists within the bin's range, the tile
+        // work by class and by tile of the band.
+        let module = shader_module_with_checks(
+            device,
+            "splat tile split",
+            include_str!("tile_split.wgsl"),
+            ShaderChecks::None,
+        );
         let pipeline = compute_pipeline(device, "splat tile split", &layout, &module, "tile_split");
         Self { layout, pipeline }
     }
 
     /// `bin_ranges` are the tile range pass's runs of the sorted pairs per bin; every
-    /// tile of the band gets its range in `tile_ranges`.
+    /// tile of the band gets its range in `tile_ranges` and its work class's place in
+    /// `tile_work` (whose counts must be cleared).
     pub fn bind_group(
         &self,
         device: &Device,
@@ -54,6 +67,7 @@ impl TileSplitPass {
         bin_ranges: &Buffer,
         lists: &TileLists<'_>,
         tile_ranges: &Buffer,
+        tile_work: &Buffer,
     ) -> BindGroup {
         bind_group(
             device,
@@ -67,6 +81,7 @@ impl TileSplitPass {
                 lists.0[2].as_entire_binding(),
                 lists.0[3].as_entire_binding(),
                 tile_ranges.as_entire_binding(),
+                tile_work.as_entire_binding(),
             ],
         )
     }

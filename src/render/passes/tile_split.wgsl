@@ -2,7 +2,8 @@
 // front to back, become its four tiles' lists, each still front to back: a pair goes
 // to every tile its 4 bits name (`SLOT_BITS`), at the count of earlier pairs that go
 // there too. So the tile render reads the same lists as if pairs had been made and
-// sorted per tile, but the sort moved one pair per bin instead of one per tile.
+// sorted per tile, but the sort moved one pair per bin instead of one per tile. Each
+// tile is also filed in its work class (`work_class`) for the tile order.
 //
 // Tile (x & 1) + 2·(y & 1) of each bin keeps its list in buffer `list_<that>`, at the
 // bin's own run of slots [start, end): no tile of a bin has more pairs than the bin, so
@@ -19,6 +20,9 @@
 @group(0) @binding(5) var<storage, read_write> list_3: array<u32>;
 // Each tile's run in its list (whole-view tile ids).
 @group(0) @binding(6) var<storage, read_write> tile_ranges: array<vec2<u32>>;
+// The tiles filed by work class for the tile order: WORK_CLASSES counts (cleared every
+// frame), then each tile's place in its class (by its index within the band).
+@group(0) @binding(7) var<storage, read_write> tile_work: array<atomic<u32>>;
 
 const WG: u32 = 256u;
 const WORDS: u32 = WG / 32u;
@@ -86,7 +90,11 @@ fn tile_split(
     if thread < 4u {
         let tile = 2u * bin + vec2<u32>(thread & 1u, thread >> 1u);
         if tile.x < view.tile_count.x && tile.y < view.band_end_row {
-            tile_ranges[tile.x + tile.y * view.tile_count.x] = vec2<u32>(range.x, range.x + written[thread]);
+            let pairs = written[thread];
+            tile_ranges[tile.x + tile.y * view.tile_count.x] = vec2<u32>(range.x, range.x + pairs);
+            let place = atomicAdd(&tile_work[work_class(pairs)], 1u);
+            let in_band = tile.x + (tile.y - view.band_first_row) * view.tile_count.x;
+            atomicStore(&tile_work[WORK_CLASSES + in_band], place);
         }
     }
 }

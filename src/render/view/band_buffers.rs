@@ -4,7 +4,6 @@
 use std::ops::Range;
 
 use bevy::math::UVec2;
-use wgpu::util::DeviceExt;
 use wgpu::{Buffer, BufferUsages, Device};
 
 use super::dispatch::Dispatch;
@@ -23,6 +22,7 @@ use crate::render::passes::preprocess::{
 };
 use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortStorage, SortValues};
 use crate::render::passes::scan::ScanBuffers;
+use crate::render::passes::tile_order::tile_work_bytes;
 use crate::render::passes::tile_split::bins_for;
 
 /// The sizes a band's buffers are built for.
@@ -96,10 +96,10 @@ pub struct BandBuffers {
     /// (splat, bin) pairs by bin; its four buffers hold the tiles' lists after the
     /// split.
     pub sort: SortBuffers,
-    /// The band's tiles by their pair counts, for the tile render's launch order.
-    pub tile_order: SortBuffers,
-    /// The number of tiles in the band, a constant the tile order's sort reads.
-    _band_tiles: Buffer,
+    /// The work classes' counts and each tile's place in its class (`tile_split`).
+    pub tile_work: Buffer,
+    /// The band's tiles, busiest first: the tile render's launch order.
+    pub tile_order: Buffer,
     _bytes: GpuBytes,
 }
 
@@ -237,17 +237,17 @@ impl BandBuffers {
             SortValues::Given,
         );
         let tiles_in_band = capacity.band_tiles().element_product();
-        let band_tiles = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("splat band tiles"),
-            contents: bytemuck::bytes_of(&[tiles_in_band, 0, 0, 0]),
-            usage: BufferUsages::STORAGE,
-        });
-        let tile_order = SortBuffers::new(
+        let tile_work = buffer(
             device,
-            &pipelines.sort,
-            tiles_in_band.max(1),
-            &band_tiles,
-            0,
+            "splat tile work",
+            tile_work_bytes(tiles_in_band),
+            storage,
+        );
+        let tile_order = buffer(
+            device,
+            "splat tile order",
+            u64::from(tiles_in_band.max(1)) * 4,
+            storage,
         );
 
         let bytes = [
@@ -266,14 +266,14 @@ impl BandBuffers {
             &capacities,
             &ranges,
             &bin_ranges,
+            &tile_work,
+            &tile_order,
         ]
         .iter()
         .map(|b| b.size())
         .sum::<u64>()
             + depth_sort.gpu_bytes()
             + sort.gpu_bytes()
-            + tile_order.gpu_bytes()
-            + band_tiles.size()
             + scan.gpu_bytes();
 
         Self {
@@ -292,8 +292,8 @@ impl BandBuffers {
             scan,
             depth_sort,
             sort,
+            tile_work,
             tile_order,
-            _band_tiles: band_tiles,
             _bytes: memory.track(bytes),
         }
     }

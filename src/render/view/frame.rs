@@ -12,7 +12,6 @@ use crate::render::passes::SplatPipelines;
 use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
 use crate::render::passes::radix_sort::RadixSort;
-use crate::render::passes::tile_order::TILE_ORDER_KEY_BITS;
 use crate::render::passes::tile_split::{TileLists, bins_for};
 
 pub struct SplatFrame {
@@ -110,7 +109,6 @@ pub fn band_frame(
     let pair_key_bits = key_bits(bins_for(capacity.tiles));
     // Each sort's result lies in the ping-pong buffer its key width decides.
     let pairs_sorted = RadixSort::output_index(pair_key_bits);
-    let tiles_sorted = RadixSort::output_index(TILE_ORDER_KEY_BITS);
     let sort = &band.sort;
     let tile_range = pipelines.tile_range.bind_group(
         device,
@@ -132,6 +130,7 @@ pub fn band_frame(
         &band.bin_ranges,
         &lists,
         &band.ranges,
+        &band.tile_work,
     );
     let tile_render = pipelines.tile_render.bind_group(
         device,
@@ -142,7 +141,7 @@ pub fn band_frame(
         scene_depth,
         multisampled_depth,
         &layer.view,
-        &band.tile_order.values[tiles_sorted],
+        &band.tile_order,
         &layer.median_depth,
     );
     let pick = picks.map(|picks| {
@@ -188,8 +187,8 @@ pub fn band_frame(
             device,
             &band.view_uniform,
             &band.ranges,
-            &band.tile_order.keys[0],
-            &band.tile_order.values[0],
+            &band.tile_work,
+            &band.tile_order,
         ),
         tile_render,
         pick,
