@@ -9,7 +9,8 @@
 // bin's own run of slots [start, end): no tile of a bin has more pairs than the bin, so
 // the lists need no counting first and no memory beyond the sort's four buffers. The
 // bin's pairs are in `list_0` and are read before being overwritten: a chunk's writes
-// to `list_0` land at or before the chunk's own reads, which precede them by a barrier.
+// to `list_0` land within the chunk's own slots or earlier ones, which were read (and
+// used) before the chunk's first barrier; the next chunk's slots are never written.
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 // Each bin's run of sorted pairs (whole-view bin ids).
@@ -28,7 +29,10 @@ const WG: u32 = 256u;
 const WORDS: u32 = WG / 32u;
 
 // Per tile of the bin, a bit per thread of the chunk: the pairs that go to that tile.
-var<workgroup> goes_to: array<atomic<u32>, 32>;
+// Two sets, one per chunk in turn, so that one is cleared while the other is read.
+var<workgroup> goes_to: array<array<atomic<u32>, 32>, 2>;
+// Per tile and word of the chunk: the chunk's pairs for that tile in the earlier words.
+var<workgroup> earlier_words: array<u32, 32>;
 
 fn write_slot(tile: u32, at: u32, slot: u32) {
     switch tile {
@@ -49,43 +53,57 @@ fn tile_split(
     let range = bin_ranges[bin.x + bin.y * across];
     let word = thread / 32u;
     let bit = 1u << (thread % 32u);
+    if thread < 4u * WORDS {
+        atomicStore(&goes_to[0][thread], 0u);
+    }
+    workgroupBarrier();
+    // Each thread's pair of the next chunk is read while the current one is ranked.
+    var next = 0u;
+    if range.x + thread < range.y {
+        next = list_0[range.x + thread];
+    }
     // Pairs written to each of the four lists so far.
     var written = vec4<u32>(0u);
+    var masks = 0u;
     for (var start = range.x; start < range.y; start += WG) {
-        if thread < 4u * WORDS {
-            atomicStore(&goes_to[thread], 0u);
-        }
-        workgroupBarrier();
-        let index = start + thread;
-        var pair = 0u;
-        if index < range.y {
-            pair = list_0[index];
-        }
+        // Past the range `next` stays 0: a pair for no tile.
+        let pair = next;
         let tiles = pair >> SLOT_BITS;
         for (var tile = 0u; tile < 4u; tile++) {
             if ((tiles >> tile) & 1u) == 1u {
-                atomicOr(&goes_to[tile * WORDS + word], bit);
+                atomicOr(&goes_to[masks][tile * WORDS + word], bit);
             }
+        }
+        let ahead = start + WG + thread;
+        next = 0u;
+        if ahead < range.y {
+            next = list_0[ahead];
+        }
+        workgroupBarrier();
+        // One thread per (tile, word) counts the tile's pairs in the earlier words, and
+        // clears the other set for the next chunk (its last readers are past the
+        // barrier above).
+        if thread < 4u * WORDS {
+            let first = thread - thread % WORDS;
+            var count = 0u;
+            for (var w = first; w < thread; w++) {
+                count += countOneBits(atomicLoad(&goes_to[masks][w]));
+            }
+            earlier_words[thread] = count;
+            atomicStore(&goes_to[1u - masks][thread], 0u);
         }
         workgroupBarrier();
         for (var tile = 0u; tile < 4u; tile++) {
-            var before = 0u;
-            var total = 0u;
-            for (var w = 0u; w < WORDS; w++) {
-                let members = atomicLoad(&goes_to[tile * WORDS + w]);
-                total += countOneBits(members);
-                if w < word {
-                    before += countOneBits(members);
-                } else if w == word {
-                    before += countOneBits(members & (bit - 1u));
-                }
-            }
+            let base = tile * WORDS;
             if ((tiles >> tile) & 1u) == 1u {
-                write_slot(tile, range.x + written[tile] + before, pair & SLOT_MASK);
+                let members = atomicLoad(&goes_to[masks][base + word]);
+                let rank = earlier_words[base + word] + countOneBits(members & (bit - 1u));
+                write_slot(tile, range.x + written[tile] + rank, pair & SLOT_MASK);
             }
-            written[tile] += total;
+            let last = base + WORDS - 1u;
+            written[tile] += earlier_words[last] + countOneBits(atomicLoad(&goes_to[masks][last]));
         }
-        workgroupBarrier();
+        masks = 1u - masks;
     }
     if thread < 4u {
         let tile = 2u * bin + vec2<u32>(thread & 1u, thread >> 1u);
