@@ -2,7 +2,10 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::common::{
+    ShaderChecks, bind_group, compute_pipeline, layout, shader_module_with_checks, storage,
+    uniform,
+};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
 
 pub struct DuplicatePass {
@@ -25,7 +28,15 @@ impl DuplicatePass {
                 storage(6, true),
             ],
         );
-        let module = shader_module(device, "splat duplicate", include_str!("duplicate.wgsl"));
+        // Its loops run over the bin rows and columns of a splat's spans, clamped to the
+        // view's tiles, and over the window; it indexes the window below WINDOW, pair
+        // buffers below the pair capacity, splats by the slots the preprocess wrote.
+        let module = shader_module_with_checks(
+            device,
+            "splat duplicate",
+            include_str!("duplicate.wgsl"),
+            ShaderChecks::None,
+        );
         let pipeline = compute_pipeline(device, "splat duplicate", &layout, &module, "duplicate");
         Self { layout, pipeline }
     }
