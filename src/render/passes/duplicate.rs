@@ -3,8 +3,7 @@
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
 use super::common::{
-    ShaderChecks, bind_group, compute_pipeline, layout, shader_module_with_checks, storage,
-    uniform,
+    ShaderChecks, bind_group, compute_pipeline, layout, shader_module_with_checks, storage, uniform,
 };
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
 

@@ -26,13 +26,20 @@
 @group(0) @binding(7) var<storage, read_write> tile_work: array<atomic<u32>>;
 
 const WG: u32 = 256u;
-const WORDS: u32 = WG / 32u;
+// Pairs per thread in a chunk: fewer chunks make a dense bin's chain of barriers
+// shorter, and each thread's reads of the next chunk go out together.
+const PER: u32 = 4u;
+const CHUNK: u32 = WG * PER;
+// Words of one tile's mask over a chunk, and the mask words of all four tiles.
+const WORDS: u32 = CHUNK / 32u;
+const MASK_WORDS: u32 = 4u * WORDS;
 
-// Per tile of the bin, a bit per thread of the chunk: the pairs that go to that tile.
-// Two sets, one per chunk in turn, so that one is cleared while the other is read.
-var<workgroup> goes_to: array<array<atomic<u32>, 32>, 2>;
+// Per tile of the bin, a bit per pair of the chunk (pair i of the chunk is bit i % 32
+// of word i / 32): the pairs that go to that tile. Two sets, one per chunk in turn, so
+// that one is cleared while the other is read.
+var<workgroup> goes_to: array<array<atomic<u32>, MASK_WORDS>, 2>;
 // Per tile and word of the chunk: the chunk's pairs for that tile in the earlier words.
-var<workgroup> earlier_words: array<u32, 32>;
+var<workgroup> earlier_words: array<u32, MASK_WORDS>;
 
 fn write_slot(tile: u32, at: u32, slot: u32) {
     switch tile {
@@ -43,6 +50,20 @@ fn write_slot(tile: u32, at: u32, slot: u32) {
     }
 }
 
+// The thread's pairs of the chunk starting at `start` (pair k at start + k·WG +
+// thread), 0 (a pair for no tile) past the range.
+fn read_chunk(start: u32, end: u32, thread: u32) -> array<u32, PER> {
+    var pairs: array<u32, PER>;
+    for (var k = 0u; k < PER; k++) {
+        let index = start + k * WG + thread;
+        pairs[k] = 0u;
+        if index < end {
+            pairs[k] = list_0[index];
+        }
+    }
+    return pairs;
+}
+
 @compute @workgroup_size(256)
 fn tile_split(
     @builtin(workgroup_id) group: vec3<u32>,
@@ -51,39 +72,33 @@ fn tile_split(
     let across = bins_across(view);
     let bin = vec2<u32>(group.x, group.y + view.band_first_row / 2u);
     let range = bin_ranges[bin.x + bin.y * across];
-    let word = thread / 32u;
     let bit = 1u << (thread % 32u);
-    if thread < 4u * WORDS {
+    if thread < MASK_WORDS {
         atomicStore(&goes_to[0][thread], 0u);
     }
     workgroupBarrier();
-    // Each thread's pair of the next chunk is read while the current one is ranked.
-    var next = 0u;
-    if range.x + thread < range.y {
-        next = list_0[range.x + thread];
-    }
+    // Each thread's pairs of the next chunk are read while the current one is ranked.
+    var next = read_chunk(range.x, range.y, thread);
     // Pairs written to each of the four lists so far.
     var written = vec4<u32>(0u);
     var masks = 0u;
-    for (var start = range.x; start < range.y; start += WG) {
-        // Past the range `next` stays 0: a pair for no tile.
-        let pair = next;
-        let tiles = pair >> SLOT_BITS;
-        for (var tile = 0u; tile < 4u; tile++) {
-            if ((tiles >> tile) & 1u) == 1u {
-                atomicOr(&goes_to[masks][tile * WORDS + word], bit);
+    for (var start = range.x; start < range.y; start += CHUNK) {
+        let pairs = next;
+        for (var k = 0u; k < PER; k++) {
+            let word = (k * WG + thread) / 32u;
+            let tiles = pairs[k] >> SLOT_BITS;
+            for (var tile = 0u; tile < 4u; tile++) {
+                if ((tiles >> tile) & 1u) == 1u {
+                    atomicOr(&goes_to[masks][tile * WORDS + word], bit);
+                }
             }
         }
-        let ahead = start + WG + thread;
-        next = 0u;
-        if ahead < range.y {
-            next = list_0[ahead];
-        }
+        next = read_chunk(start + CHUNK, range.y, thread);
         workgroupBarrier();
         // One thread per (tile, word) counts the tile's pairs in the earlier words, and
         // clears the other set for the next chunk (its last readers are past the
         // barrier above).
-        if thread < 4u * WORDS {
+        if thread < MASK_WORDS {
             let first = thread - thread % WORDS;
             var count = 0u;
             for (var w = first; w < thread; w++) {
@@ -93,14 +108,20 @@ fn tile_split(
             atomicStore(&goes_to[1u - masks][thread], 0u);
         }
         workgroupBarrier();
-        for (var tile = 0u; tile < 4u; tile++) {
-            let base = tile * WORDS;
-            if ((tiles >> tile) & 1u) == 1u {
-                let members = atomicLoad(&goes_to[masks][base + word]);
-                let rank = earlier_words[base + word] + countOneBits(members & (bit - 1u));
-                write_slot(tile, range.x + written[tile] + rank, pair & SLOT_MASK);
+        for (var k = 0u; k < PER; k++) {
+            let word = (k * WG + thread) / 32u;
+            let tiles = pairs[k] >> SLOT_BITS;
+            for (var tile = 0u; tile < 4u; tile++) {
+                if ((tiles >> tile) & 1u) == 1u {
+                    let at = tile * WORDS + word;
+                    let members = atomicLoad(&goes_to[masks][at]);
+                    let rank = earlier_words[at] + countOneBits(members & (bit - 1u));
+                    write_slot(tile, range.x + written[tile] + rank, pairs[k] & SLOT_MASK);
+                }
             }
-            let last = base + WORDS - 1u;
+        }
+        for (var tile = 0u; tile < 4u; tile++) {
+            let last = tile * WORDS + WORDS - 1u;
             written[tile] += earlier_words[last] + countOneBits(atomicLoad(&goes_to[masks][last]));
         }
         masks = 1u - masks;
