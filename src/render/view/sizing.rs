@@ -1,6 +1,8 @@
 //! How a view's buffers follow what it draws: each band's capacities from the GPU's
 //! latest report, and which of the previous buffers still serve.
 
+use std::ops::Range;
+
 use bevy::log::{debug, warn};
 use bevy::math::UVec2;
 
@@ -38,15 +40,15 @@ pub fn plan_bands(
             .is_some_and(|b| b.capacity.tiles == need.tiles)
     });
     // Bands are cut in bin rows (two tile rows): the pairs are made per bin.
-    let bin_rows = bins_for(need.tiles).y;
+    let view_bin_rows = bins_for(need.tiles).y;
     let bands: Vec<Band> = match previous {
-        None => first_bands(need.splats, bin_rows, limits),
+        None => first_bands(need.splats, view_bin_rows, limits),
         Some(old) => {
             let now: Vec<Band> = old
                 .bands
                 .iter()
                 .map(|b| Band {
-                    rows: b.capacity.rows.start / 2..b.capacity.rows.end.div_ceil(2),
+                    rows: bin_rows(&b.capacity.rows),
                     splats: b.capacity.splats,
                     pairs: b.capacity.pairs,
                 })
@@ -60,7 +62,7 @@ pub fn plan_bands(
                             pairs: c.pairs_needed,
                         })
                         .collect();
-                    warn_about_overflow(&now, &needs, limits);
+                    warn_about_overflow(&now, &needs, limits, need.tiles.y);
                     let next = next_bands(&now, &needs, need.splats, limits);
                     if next.len() != now.len() {
                         debug!(
@@ -90,23 +92,33 @@ pub fn plan_bands(
             chunks: need.chunks,
             instances: need.instances,
             tiles: need.tiles,
-            rows: band.rows.start * 2..(band.rows.end * 2).min(need.tiles.y),
+            rows: tile_rows(&band.rows, need.tiles.y),
             sources: need.sources,
         })
         .collect()
 }
 
+/// The bin rows (two tile rows each) of a band's tile rows, which start at a bin row.
+fn bin_rows(tiles: &Range<u32>) -> Range<u32> {
+    tiles.start / 2..tiles.end.div_ceil(2)
+}
+
+/// The tile rows of a band's bin rows, in a view `view_rows` tile rows tall (whose last
+/// bin row may hold one tile row).
+fn tile_rows(bins: &Range<u32>, view_rows: u32) -> Range<u32> {
+    bins.start * 2..(bins.end * 2).min(view_rows)
+}
+
 /// Frames are incomplete while bands grow; only a band of one bin row that still
 /// needs more than a binding holds cannot be helped.
-fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits) {
+fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits, view_rows: u32) {
     for (band, need) in bands.iter().zip(needs) {
         let over = need.splats > limits.max_splats || need.pairs > limits.max_pairs;
         if over && band.rows.len() <= 1 {
             warn!(
-                "tile rows {} and {} of a camera need {} splats and {} bin pairs, but one \
-                 storage binding holds {} and {}: splats are missing from its image",
-                band.rows.start * 2,
-                band.rows.start * 2 + 1,
+                "tile rows {:?} of a camera need {} splats and {} bin pairs, but one storage \
+                 binding holds {} and {}: splats are missing from its image",
+                tile_rows(&band.rows, view_rows),
                 need.splats,
                 need.pairs,
                 limits.max_splats,
@@ -114,8 +126,8 @@ fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits) 
             );
         } else if need.splats > band.splats || need.pairs > band.pairs {
             debug!(
-                "splat band of bin rows {:?} needed {} splats / {} bin pairs but held {} / {}: that frame \
-                 was incomplete",
+                "splat band of bin rows {:?} needed {} splats / {} bin pairs but held {} / {}: \
+                 that frame was incomplete",
                 band.rows, need.splats, need.pairs, band.splats, band.pairs
             );
         }
