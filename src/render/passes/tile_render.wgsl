@@ -36,8 +36,10 @@ const STRIPS: u32 = TILE_SIZE / STRIP_ROWS;
 const_assert STRIPS <= 32u && TILE_SIZE % STRIP_ROWS == 0u;
 const ALL_STRIPS: u32 = 0xffffffffu >> (32u - STRIPS);
 
-var<workgroup> batch_strips: array<u32, BATCH>;
-var<workgroup> batch_position: array<vec3<f32>, BATCH>; // x, y, depth in the depth buffer's terms
+// The strip mask, then the bits of x, y and the depth in the depth buffer's terms: one
+// read of workgroup memory where the strip test passes. (Integers, so that no float
+// rule touches the mask's bits.)
+var<workgroup> batch_position: array<vec4<u32>, BATCH>;
 var<workgroup> batch_factors: array<vec4<f32>, BATCH>;  // `footprint_factors`
 var<workgroup> batch_colour: array<vec3<f32>, BATCH>;
 var<workgroup> pixels_done: atomic<u32>;
@@ -125,8 +127,8 @@ fn tile_render(
         }
         if start + thread < range.y {
             let s = next;
-            batch_strips[thread] = strip_mask(s, tile_top);
-            batch_position[thread] = vec3<f32>(s.x, s.y, buffer_depth(view.depth_from_distance, s.depth));
+            let depth = buffer_depth(view.depth_from_distance, s.depth);
+            batch_position[thread] = vec4<u32>(strip_mask(s, tile_top), bitcast<vec3<u32>>(vec3<f32>(s.x, s.y, depth)));
             batch_factors[thread] = footprint_factors(s);
             batch_colour[thread] = vec3<f32>(s.r, s.g, s.b);
         }
@@ -142,10 +144,11 @@ fn tile_render(
                 // A splat behind the scene ends the pixel only where it reaches the
                 // pixel's strip: the ones after it are behind too, so nothing more is
                 // blended either way.
-                if (batch_strips[j] & my_strip) == 0u {
+                let staged = batch_position[j];
+                if (staged.x & my_strip) == 0u {
                     continue;
                 }
-                let p = batch_position[j];
+                let p = bitcast<vec3<f32>>(staged.yzw);
                 if p.z < scene {
                     done = true;
                     break;
