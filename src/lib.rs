@@ -45,7 +45,8 @@ pub use crop::{CropMode, CropShape, CropVolume, MAX_CROP_VOLUMES, SplatCrop};
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
 pub use render::{
-    SplatComposite, SplatDepth, SplatGpuLimits, SplatMemory, SplatStats, SplatViewStats,
+    SplatComposite, SplatDepth, SplatGpuLimits, SplatMemory, SplatPassTimes, SplatStats,
+    SplatViewStats,
 };
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};

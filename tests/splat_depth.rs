@@ -51,6 +51,7 @@ fn render_with_stats(
         eye: Transform::IDENTITY,
         size: SIZE,
         fov_y: 0.9,
+        timed: true,
     };
     let quad = quad_z.map(|z| (Transform::from_xyz(0.0, 0.0, z), Vec2::new(1.2, 0.8)));
     scene.render(quad, msaa, splat_depth)
@@ -62,6 +63,8 @@ struct Scene {
     eye: Transform,
     size: UVec2,
     fov_y: f32,
+    /// The camera times its passes (`SplatPassTimes`).
+    timed: bool,
 }
 
 impl Scene {
@@ -103,6 +106,9 @@ impl Scene {
         let camera = headless.spawn_camera(self.eye, self.projection(), self.size, None);
         let mut entity = headless.app.world_mut().entity_mut(camera.entity);
         entity.insert(msaa);
+        if self.timed {
+            entity.insert(bevy_splat::SplatPassTimes);
+        }
         if splat_depth {
             entity.insert(SplatDepth);
         }
@@ -193,6 +199,30 @@ fn the_depth_write_is_timed_only_when_it_runs() {
     assert!(off[..depth_write].iter().any(|&ns| ns > 0), "{off:?}");
 }
 
+#[test]
+fn only_cameras_with_splat_pass_times_time_their_passes() {
+    let scene = |timed| Scene {
+        splats: splat_wall(-5.0),
+        eye: Transform::IDENTITY,
+        size: SIZE,
+        fov_y: 0.9,
+        timed,
+    };
+    let (plain_image, plain) = scene(false).render(None, Msaa::Off, false);
+    let (timed_image, timed) = scene(true).render(None, Msaa::Off, false);
+    assert_eq!(
+        plain.gpu_pass_ns, None,
+        "an untimed camera has no pass times"
+    );
+    assert_eq!(
+        plain_image.pixels, timed_image.pixels,
+        "timing changes no pixel"
+    );
+    if timed.gpu_pass_ns.is_none() {
+        eprintln!("no timestamp queries on this device");
+    }
+}
+
 /// The shipped angel with a large transparent square behind it and in front of it:
 /// behind, the square is hidden exactly where the CPU reference finds a median depth
 /// (the angel's surface) and shows elsewhere; in front, it blends over the statue
@@ -208,6 +238,7 @@ fn check_angel(msaa: Msaa) {
         eye: Transform::from_xyz(0.6, 1.1, 3.0).looking_at(target, Vec3::Y),
         size: UVec2::new(160, 120),
         fov_y: 0.75,
+        timed: false,
     };
     let towards_eye = (scene.eye.translation - target).normalize();
     // A square facing the camera (its normal, +Z, towards the eye) at `along` from the

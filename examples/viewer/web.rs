@@ -19,7 +19,7 @@ use wasm_bindgen::closure::Closure;
 use super::options::ViewerOptions;
 use super::{DROPPED_SOURCE, SAMPLE, ViewerStatus};
 use bevy_splat::render::PASS_NAMES;
-use bevy_splat::{GaussianCloud, GaussianSplats, SplatStats};
+use bevy_splat::{GaussianCloud, GaussianSplats, SplatPassTimes, SplatStats};
 
 /// The canvas Bevy draws into.
 pub const CANVAS: &str = "#bevy";
@@ -85,6 +85,7 @@ fn run(options: &ViewerOptions, scene: AssetPath<'static>) {
                 open_dropped_files.before(super::settle_scene),
                 show_status.after(super::update_status),
                 publish_frame_stats.after(super::update_status),
+                time_passes,
             ),
         );
     // After the plugins: Bevy's log plugin installs its own hook, which still runs.
@@ -261,6 +262,17 @@ struct FramesSinceReady {
     since: Option<Instant>,
     published: Option<Instant>,
     logged: Option<Instant>,
+}
+
+/// The page shows each pass's GPU time (`gpu-ms`, and in the log): the cameras time
+/// their passes.
+fn time_passes(
+    mut commands: Commands,
+    cameras: Query<Entity, (With<Camera3d>, Without<SplatPassTimes>)>,
+) {
+    for camera in &cameras {
+        commands.entity(camera).insert(SplatPassTimes);
+    }
 }
 
 /// Twice a second, the frame times and the splat counts as `data-*` attributes of the

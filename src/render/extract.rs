@@ -14,6 +14,7 @@ use crate::crop::SplatCrop;
 use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
 use crate::render::view::picks::SplatPickRequest;
+use crate::render::view::timestamps::SplatPassTimes;
 use crate::tint::SplatTint;
 
 /// A cloud as the render world sees it this frame.
@@ -75,4 +76,4 @@ macro_rules! extract_as_is {
     )*};
 }
 
-extract_as_is!(SplatComposite, SplatDepth, SplatPickRequest);
+extract_as_is!(SplatComposite, SplatDepth, SplatPickRequest, SplatPassTimes);

@@ -47,6 +47,7 @@ pub use passes::depth_write::SplatDepth;
 pub use passes::pick::MAX_PICKS;
 pub use view::picks::{GpuPick, PickAnswer, SplatPickAnswers, SplatPickRequest};
 pub use view::stats::{SplatStats, SplatViewStats};
+pub use view::timestamps::SplatPassTimes;
 
 use crate::cloud::GaussianCloud;
 use passes::SplatPipelines;
@@ -82,6 +83,7 @@ impl Plugin for SplatRenderPlugin {
             ExtractComponentPlugin::<SplatComposite>::default(),
             ExtractComponentPlugin::<SplatDepth>::default(),
             ExtractComponentPlugin::<SplatPickRequest>::default(),
+            ExtractComponentPlugin::<SplatPassTimes>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));

@@ -1,8 +1,10 @@
 //! The splat passes of one camera, recorded in its Core3d schedule between the opaque
 //! and the transparent passes.
 //!
-//! Each stage gets its own compute pass so that, with Bevy's `RenderDiagnosticsPlugin`,
-//! every stage reports its GPU time as `render/gaussian_splats/<stage>/elapsed_gpu`.
+//! Each stage gets its own compute pass so that, for a camera with `SplatPassTimes`,
+//! every stage can be timed at its pass's ends (and, with Bevy's
+//! `RenderDiagnosticsPlugin`, reports as `render/gaussian_splats/<stage>/elapsed_gpu`).
+//! Other cameras time only the whole span: the timestamps cost GPU time.
 
 use bevy::ecs::prelude::*;
 use bevy::platform::time::Instant;
@@ -105,6 +107,8 @@ pub fn splat_pass(
     let diagnostics = diagnostics.as_deref();
     let encoder = ctx.command_encoder();
     let span = diagnostics.time_span(encoder, DIAGNOSTIC_SPAN);
+    // Bevy's spans per stage only for a camera that asks for them.
+    let diagnostics = diagnostics.filter(|_| state.timed);
     let timestamps = state.timestamps.as_ref();
 
     // Bands have buffers of their own, so each stage records every band in one pass.

@@ -39,7 +39,7 @@ use super::view::frame::{SplatFrame, band_frame};
 use super::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
 use super::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
 use super::view::stats::{STAGE_COUNT, SplatStats};
-use super::view::timestamps::PassTimestamps;
+use super::view::timestamps::{PassTimestamps, SplatPassTimes};
 use super::view::uniform::SplatCamera;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
@@ -59,7 +59,9 @@ impl SplatViews {
 
 pub struct SplatView {
     pub buffers: ViewBuffers,
-    /// Where the device writes timestamps: each stage's GPU time.
+    /// The camera has `SplatPassTimes`: each stage is timed.
+    pub timed: bool,
+    /// Where the device writes a timed view's timestamps: each stage's GPU time.
     pub timestamps: Option<PassTimestamps>,
     /// Set when the view has splats to draw this frame.
     pub frame: Option<SplatFrame>,
@@ -204,6 +206,7 @@ pub fn prepare_splat_views(
         Option<&SplatComposite>,
         Has<SplatDepth>,
         Option<&SplatPickRequest>,
+        Has<SplatPassTimes>,
     )>,
     clouds: Query<&ExtractedCloud>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
@@ -231,6 +234,7 @@ pub fn prepare_splat_views(
         composite,
         writes_depth,
         pick_request,
+        timed,
     ) in &views
     {
         let started = Instant::now();
@@ -268,11 +272,13 @@ pub fn prepare_splat_views(
         };
         let (old, timestamps, picks) = match previous.remove(&entity) {
             Some(state) => (Some(state.buffers), state.timestamps, state.picks),
-            None => (
-                None,
-                PassTimestamps::new(device, &queue, &memory, STAGE_COUNT),
-                None,
-            ),
+            None => (None, None, None),
+        };
+        // Made when the camera asks to be timed, dropped when it no longer does.
+        let timestamps = if timed {
+            timestamps.or_else(|| PassTimestamps::new(device, &queue, &memory, STAGE_COUNT))
+        } else {
+            None
         };
         let mut picks =
             pick_request.map(|_| picks.unwrap_or_else(|| ViewPicks::new(device, &memory)));
@@ -288,6 +294,8 @@ pub fn prepare_splat_views(
         }
         if let Some(times) = timestamps.as_ref().and_then(|t| t.poll(device)) {
             stats.update(main_entity.id(), |s| s.record_times(&times));
+        } else if !timed {
+            stats.update(main_entity.id(), |s| s.gpu_pass_ns = None);
         }
         let capacities = plan_bands(old.as_ref(), counts.as_deref(), &need, &limits);
         let buffers = reuse_or_build(
@@ -360,6 +368,7 @@ pub fn prepare_splat_views(
             entity,
             SplatView {
                 buffers,
+                timed,
                 timestamps,
                 frame: Some(frame),
                 main_entity: main_entity.id(),
