@@ -1,7 +1,9 @@
 //! Headless benchmark: renders a scene from a fixed camera and reports, per pass, the
 //! median and spread of GPU time (timestamp queries through Bevy's render
 //! diagnostics), the visible splat and tile-pair counts and the GPU memory the plugin
-//! holds.
+//! holds. The passes are timed with `SplatPassTimes` on the camera (`total_timed` is
+//! their whole span then); `total` is the whole span of as many frames again without
+//! it, as a user's camera draws.
 //!
 //! ```text
 //! cargo run --release --example bench -- --angel-grid 9 [--frames 200] [--warmup 30]
