@@ -292,7 +292,6 @@ impl Normal {
     }
 }
 
-/// Median and the 10th/90th percentiles of a sample, in the sample's unit.
 /// The whole splat span's time, from a camera without `SplatPassTimes`.
 const TOTAL: &str = "total";
 /// The same span while every pass is timed.
@@ -342,6 +341,7 @@ fn sample_gpu_times(
     Ok(samples)
 }
 
+/// Median and the 10th/90th percentiles of a sample, in the sample's unit.
 fn summary(values: &[f64]) -> (f64, f64, f64) {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);

@@ -36,8 +36,8 @@ pub struct SplatViewStats {
     /// GPU time of each stage of the latest timed frame in nanoseconds, in the order
     /// of [`PASS_NAMES`](crate::render::PASS_NAMES), for a camera with
     /// [`SplatPassTimes`](crate::render::SplatPassTimes); `None` without it or where
-    /// the device has no timestamp queries. Measured at the ends of each stage's pass, so it works on
-    /// WebGPU too.
+    /// the device has no timestamp queries. Measured at the ends of each stage's pass,
+    /// so it works on WebGPU too.
     pub gpu_pass_ns: Option<[u64; STAGE_COUNT]>,
     /// CPU time this camera's latest frame spent in the plugin's prepare (sizing the
     /// buffers, writing uniforms, building bind groups), in nanoseconds.
