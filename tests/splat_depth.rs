@@ -46,15 +46,20 @@ fn render_with_stats(
     msaa: Msaa,
     splat_depth: bool,
 ) -> (Rgba8, bevy_splat::SplatViewStats) {
-    let scene = Scene {
+    let scene = wall_scene(true);
+    let quad = quad_z.map(|z| (Transform::from_xyz(0.0, 0.0, z), Vec2::new(1.2, 0.8)));
+    scene.render(quad, msaa, splat_depth)
+}
+
+/// The splat wall 5 units ahead, seen by the identity camera.
+fn wall_scene(timed: bool) -> Scene {
+    Scene {
         splats: splat_wall(-5.0),
         eye: Transform::IDENTITY,
         size: SIZE,
         fov_y: 0.9,
-        timed: true,
-    };
-    let quad = quad_z.map(|z| (Transform::from_xyz(0.0, 0.0, z), Vec2::new(1.2, 0.8)));
-    scene.render(quad, msaa, splat_depth)
+        timed,
+    }
 }
 
 /// Splats seen by one camera, rendered with or without a transparent square.
@@ -201,15 +206,8 @@ fn the_depth_write_is_timed_only_when_it_runs() {
 
 #[test]
 fn only_cameras_with_splat_pass_times_time_their_passes() {
-    let scene = |timed| Scene {
-        splats: splat_wall(-5.0),
-        eye: Transform::IDENTITY,
-        size: SIZE,
-        fov_y: 0.9,
-        timed,
-    };
-    let (plain_image, plain) = scene(false).render(None, Msaa::Off, false);
-    let (timed_image, timed) = scene(true).render(None, Msaa::Off, false);
+    let (plain_image, plain) = wall_scene(false).render(None, Msaa::Off, false);
+    let (timed_image, timed) = wall_scene(true).render(None, Msaa::Off, false);
     assert_eq!(
         plain.gpu_pass_ns, None,
         "an untimed camera has no pass times"

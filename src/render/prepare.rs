@@ -294,8 +294,6 @@ pub fn prepare_splat_views(
         }
         if let Some(times) = timestamps.as_ref().and_then(|t| t.poll(device)) {
             stats.update(main_entity.id(), |s| s.record_times(&times));
-        } else if !timed {
-            stats.update(main_entity.id(), |s| s.gpu_pass_ns = None);
         }
         let capacities = plan_bands(old.as_ref(), counts.as_deref(), &need, &limits);
         let buffers = reuse_or_build(
@@ -363,6 +361,10 @@ pub fn prepare_splat_views(
         stats.update(main_entity.id(), |s| {
             s.frames += 1;
             s.cpu_prepare_ns = prepare_ns;
+            // A camera that stopped timing its passes reports no stale times.
+            if !timed {
+                s.gpu_pass_ns = None;
+            }
         });
         splat_views.views.insert(
             entity,
