@@ -480,37 +480,45 @@ fn half_precision_sh_decodes_every_degree() {
 
 /// The compact layout as `render/compact.rs` documents it, decoded here on its own:
 /// what the GPU should see of each splat.
-fn decode_compact(geometry: &[u32], sh: &[u32], degree: u8) -> GaussianSplats {
+fn decode_compact(geometry: &[u32], sh: &[u32], degree: u8, count: usize) -> GaussianSplats {
     let half = |word: u32, high: bool| {
         half::f16::from_bits((if high { word >> 16 } else { word & 0xffff }) as u16).to_f32()
     };
     let rest = 3 * ((usize::from(degree) + 1).pow(2) - 1);
-    let sh_words = rest.div_ceil(4);
+    let sh_bytes: Vec<u8> = sh.iter().flat_map(|w| w.to_le_bytes()).collect();
+    // Six words of box (least corner, step) per 256 splats, then seven per splat.
+    let (boxes, words) = geometry.split_at(count.div_ceil(256) * 6);
     let mut splats = Vec::new();
     let mut coefficients = Vec::new();
-    for (i, w) in geometry.chunks_exact(8).enumerate() {
-        let largest = (w[3] & 3) as usize;
+    for (i, w) in words.chunks_exact(7).enumerate() {
+        let largest = (w[2] & 3) as usize;
         let mut rotation = [0.0_f32; 4];
         let mut others = (0..4).filter(|&c| c != largest);
         let mut sum = 0.0;
         for field in 0..3 {
-            let level = (w[3] >> (2 + 10 * field)) & 1023;
+            let level = (w[2] >> (2 + 10 * field)) & 1023;
             let value = (level as f32 / 1023.0 * 2.0 - 1.0) / 2.0_f32.sqrt();
             rotation[others.next().unwrap()] = value;
             sum += value * value;
         }
         rotation[largest] = (1.0 - sum).max(0.0).sqrt();
+        let levels = u64::from(w[0]) | (u64::from(w[1]) << 32);
+        let position_box = &boxes[i / 256 * 6..];
+        let position = [0, 1, 2].map(|axis| {
+            let level = ((levels >> (21 * axis)) & ((1 << 21) - 1)) as f32;
+            f32::from_bits(position_box[axis]) + level * f32::from_bits(position_box[3 + axis])
+        });
         splats.push(SplatGeometry {
-            position: [0, 1, 2].map(|c| f32::from_bits(w[c])),
-            opacity_logit: half(w[5], true),
+            position,
+            opacity_logit: half(w[4], true),
             rotation,
-            log_scale: [half(w[4], false), half(w[4], true), half(w[5], false)],
+            log_scale: [half(w[3], false), half(w[3], true), half(w[4], false)],
             _pad: 0.0,
         });
-        coefficients.extend([half(w[6], false), half(w[6], true), half(w[7], false)]);
-        let scale = half(w[7], true);
+        coefficients.extend([half(w[5], false), half(w[5], true), half(w[6], false)]);
+        let scale = half(w[6], true);
         for c in 0..rest {
-            let byte = (sh[i * sh_words + c / 4] >> (8 * (c % 4))) as u8 as i8;
+            let byte = sh_bytes[i * rest + c] as i8;
             coefficients.push((f32::from(byte) / 127.0).max(-1.0) * scale);
         }
     }
@@ -535,7 +543,7 @@ fn compact_storage_decodes_every_degree() {
             .map(|_| next() * 2.0 - 1.0)
             .collect();
         let (words, sh_words) = bevy_splat::render::compact::encode_compact(&geometry, &sh, stride);
-        let decoded = decode_compact(&words, &sh_words, degree);
+        let decoded = decode_compact(&words, &sh_words, degree, geometry.len());
         let cloud = GaussianSplats::new(geometry, sh, degree)
             .unwrap()
             .with_storage(SplatStorage::Compact);

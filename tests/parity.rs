@@ -136,7 +136,7 @@ fn angel_in_full_precision_matches_gsplat() {
     check_scene("angel_sh0", &["--full"]);
 }
 
-/// The compact layout (32 bytes of geometry and one byte per higher SH coefficient)
+/// The compact layout (28 bytes of geometry and one byte per higher SH coefficient)
 /// at degree 3: its PSNR is printed beside the others; the bounds are the same.
 #[test]
 fn fruit_drops_with_compact_storage_matches_gsplat() {

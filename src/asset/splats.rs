@@ -20,10 +20,11 @@ pub enum SplatStorage {
     /// gsplat's as `Full`'s (67.3 dB on the SH3 grid).
     #[default]
     HalfSh,
-    /// Quantised (`render::compact`): f32 positions, the rotation in 32 bits, scales,
-    /// opacity and DC colour as f16, and one byte per higher SH coefficient scaled per
-    /// splat (32 + 48 bytes at degree 3, 32 at degree 0). For scenes that must fit in
-    /// less memory; about 2 dB further from gsplat's image than `HalfSh` on the SH3 grid.
+    /// Quantised (`render::compact`): positions in 21 bits per axis within the box of
+    /// each run of 256 splats, the rotation in 32 bits, scales, opacity and DC colour
+    /// as f16, and one byte per higher SH coefficient scaled per splat (28 + 45 bytes
+    /// at degree 3, 28 at degree 0). For scenes that must fit in less memory; about
+    /// 1 dB further from gsplat's image than `HalfSh` on the SH3 grid.
     Compact,
 }
 

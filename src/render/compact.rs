@@ -1,39 +1,65 @@
 //! The compact GPU layout ([`SplatStorage::Compact`](crate::SplatStorage)): each splat
-//! quantised into 32 bytes of geometry plus one byte per higher-order SH coefficient,
+//! quantised into 28 bytes of geometry plus one byte per higher-order SH coefficient,
 //! decoded by the preprocess (`passes/preprocess_compact.wgsl`).
 //!
-//! Geometry, eight words per splat (`CompactSplat` in WGSL):
-//! - 0..3: position, f32 (a splat's place is what the eye forgives least);
-//! - 3: rotation as the "smallest three": the index of the largest |component| of the
+//! The geometry buffer starts with one box per [`POSITION_BLOCK`] splats (six words:
+//! the least corner, then the step per level, f32 each), then seven words per splat
+//! (`splat_word` in WGSL):
+//! - 0, 1: the position as three 21-bit levels within its block's box (x in bits
+//!   0–20, y in 21–41, z in 42–62 of the 64 bits, low word first). A step is 1/2²¹ of
+//!   the box, so a run of 256 neighbouring splats (SOG, compressed PLY and SPZ files
+//!   come in spatial order) keeps sub-micrometre positions, and even a block that
+//!   spans a whole scene keeps 1/2²¹ of it;
+//! - 2: rotation as the "smallest three": the index of the largest |component| of the
 //!   unit quaternion (2 bits, that component made positive) and the other three in 10
 //!   bits each over [−1/√2, 1/√2];
-//! - 4, 5: the log-scales and the opacity logit as f16;
-//! - 6, 7: the DC colour coefficients as f16, and the scale of the splat's own higher
+//! - 3, 4: the log-scales and the opacity logit as f16;
+//! - 5, 6: the DC colour coefficients as f16, and the scale of the splat's own higher
 //!   SH coefficients (f16, their largest magnitude).
 //!
-//! SH beyond DC: one signed byte per coefficient relative to the splat's scale, four
-//! per word (`unpack4x8snorm`), each splat starting on a whole word. A per-splat scale
-//! keeps the step fine for the many splats whose view-dependent colour is faint, and an
-//! outlier splat coarsens only itself.
+//! SH beyond DC: one signed byte per coefficient relative to the splat's scale, the
+//! splats' bytes end to end (45 at degree 3, read across word boundaries). A per-splat
+//! scale keeps the step fine for the many splats whose view-dependent colour is faint,
+//! and an outlier splat coarsens only itself.
 //!
 //! A splat the GPU would cull as invalid (non-finite position, rotation of zero or
 //! non-finite length, a log-scale that is NaN or +∞, any non-finite SH coefficient) is
-//! encoded with a NaN position, which the preprocess culls the same way.
+//! encoded with a NaN log-scale, which the preprocess culls the same way; it takes no
+//! part in its block's box.
 
 use half::f16;
 
 use crate::asset::SplatGeometry;
 
 /// 32-bit words of compact geometry per splat.
-pub const COMPACT_GEOMETRY_WORDS: usize = 8;
+pub const COMPACT_GEOMETRY_WORDS: usize = 7;
+
+/// Splats that share one position box.
+pub const POSITION_BLOCK: usize = 256;
+
+/// Words of one position box: the least corner and the step per level.
+pub const POSITION_BOX_WORDS: usize = 6;
+
+/// Levels of one position coordinate.
+const POSITION_LEVELS: u32 = (1 << 21) - 1;
 
 /// Most a 10-bit field holds.
 const TEN_BITS: f32 = 1023.0;
 
-/// Words of compact SH per splat for `sh_stride` floats (the three DC floats live in
+/// Words of compact geometry for `count` splats: their boxes, then the splats.
+pub fn compact_geometry_words(count: usize) -> usize {
+    count.div_ceil(POSITION_BLOCK) * POSITION_BOX_WORDS + count * COMPACT_GEOMETRY_WORDS
+}
+
+/// Bytes of compact SH per splat for `sh_stride` floats (the three DC floats live in
 /// the geometry).
-pub fn compact_sh_words(sh_stride: usize) -> usize {
-    sh_stride.saturating_sub(3).div_ceil(4)
+pub fn compact_sh_bytes(sh_stride: usize) -> usize {
+    sh_stride.saturating_sub(3)
+}
+
+/// Words of compact SH for `count` splats of `sh_stride` floats each.
+pub fn compact_sh_words(count: usize, sh_stride: usize) -> usize {
+    (count * compact_sh_bytes(sh_stride)).div_ceil(4)
 }
 
 /// The compact geometry and SH words of `geometry` with `sh_stride` SH floats each.
@@ -42,21 +68,102 @@ pub fn encode_compact(
     sh: &[f32],
     sh_stride: usize,
 ) -> (Vec<u32>, Vec<u32>) {
-    let sh_words = compact_sh_words(sh_stride);
-    let mut packed_geometry = Vec::with_capacity(geometry.len() * COMPACT_GEOMETRY_WORDS);
-    let mut packed_sh = Vec::with_capacity(geometry.len() * sh_words);
-    for (index, splat) in geometry.iter().enumerate() {
-        let coefficients = &sh[index * sh_stride..(index + 1) * sh_stride];
-        let words = encode_splat(splat, coefficients);
-        packed_geometry.extend_from_slice(&words.geometry);
-        packed_sh.extend(pack_rest(coefficients, words.rest_scale, sh_words));
+    let rest_bytes = compact_sh_bytes(sh_stride);
+    let mut packed_geometry = Vec::with_capacity(compact_geometry_words(geometry.len()));
+    let mut rest = Vec::with_capacity(geometry.len() * rest_bytes + 3);
+    let encoded: Vec<EncodedSplat> = geometry
+        .iter()
+        .enumerate()
+        .map(|(index, splat)| encode_splat(splat, &sh[index * sh_stride..(index + 1) * sh_stride]))
+        .collect();
+    let boxes: Vec<PositionBox> = encoded
+        .chunks(POSITION_BLOCK)
+        .map(PositionBox::around)
+        .collect();
+    for position_box in &boxes {
+        packed_geometry.extend(
+            position_box
+                .min
+                .iter()
+                .chain(&position_box.step)
+                .map(|v| v.to_bits()),
+        );
     }
+    for (block, splats) in boxes.iter().zip(encoded.chunks(POSITION_BLOCK)) {
+        for splat in splats {
+            let [low, high] = block.levels(splat.position);
+            packed_geometry.extend_from_slice(&[low, high]);
+            packed_geometry.extend_from_slice(&splat.words);
+        }
+    }
+    for (index, splat) in encoded.iter().enumerate() {
+        let coefficients = &sh[index * sh_stride..(index + 1) * sh_stride];
+        rest.extend(rest_bytes_of(coefficients, splat.rest_scale));
+    }
+    rest.resize(rest.len().div_ceil(4) * 4, 0);
+    let packed_sh = rest
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
     (packed_geometry, packed_sh)
 }
 
 struct EncodedSplat {
-    geometry: [u32; COMPACT_GEOMETRY_WORDS],
+    /// `None` for a splat the GPU culls.
+    position: Option<[f32; 3]>,
+    /// Words 2 to 6.
+    words: [u32; COMPACT_GEOMETRY_WORDS - 2],
     rest_scale: f32,
+}
+
+/// One block's box: positions are `min + level · step` per axis.
+struct PositionBox {
+    min: [f32; 3],
+    step: [f32; 3],
+}
+
+impl PositionBox {
+    fn around(splats: &[EncodedSplat]) -> Self {
+        let mut min = [f32::INFINITY; 3];
+        let mut max = [f32::NEG_INFINITY; 3];
+        for position in splats.iter().filter_map(|s| s.position) {
+            for axis in 0..3 {
+                min[axis] = min[axis].min(position[axis]);
+                max[axis] = max[axis].max(position[axis]);
+            }
+        }
+        if min[0] > max[0] {
+            // No drawable splat: any box does.
+            return Self {
+                min: [0.0; 3],
+                step: [0.0; 3],
+            };
+        }
+        // The span in f64: max − min of finite f32s may overflow f32.
+        let step = [0, 1, 2].map(|axis| {
+            ((f64::from(max[axis]) - f64::from(min[axis])) / f64::from(POSITION_LEVELS)) as f32
+        });
+        Self { min, step }
+    }
+
+    /// The position's 21-bit levels, packed into two words.
+    fn levels(&self, position: Option<[f32; 3]>) -> [u32; 2] {
+        let Some(position) = position else {
+            return [0, 0];
+        };
+        let [x, y, z] = [0, 1, 2].map(|axis| {
+            if self.step[axis] > 0.0 {
+                ((f64::from(position[axis]) - f64::from(self.min[axis]))
+                    / f64::from(self.step[axis]))
+                .round()
+                .clamp(0.0, f64::from(POSITION_LEVELS)) as u64
+            } else {
+                0
+            }
+        });
+        let bits = x | (y << 21) | (z << 42);
+        [bits as u32, (bits >> 32) as u32]
+    }
 }
 
 fn half_bits(value: f32) -> u32 {
@@ -78,7 +185,6 @@ fn encode_splat(splat: &SplatGeometry, coefficients: &[f32]) -> EncodedSplat {
         && splat.log_scale.iter().all(|&v| drawable_log_scale(v))
         && coefficients.iter().all(|v| v.is_finite())
         && rotation.is_some();
-    let position = if valid { splat.position } else { [f32::NAN; 3] };
     let rest = coefficients.get(3..).unwrap_or(&[]);
     let largest = rest.iter().fold(0.0_f32, |m, v| m.max(v.abs()));
     // The scale the GPU reads back, so that quantising uses exactly it; never so small
@@ -92,11 +198,10 @@ fn encode_splat(splat: &SplatGeometry, coefficients: &[f32]) -> EncodedSplat {
         });
     let dc = |channel: usize| coefficients.get(channel).copied().unwrap_or(0.0);
     let [sx, sy, sz] = splat.log_scale;
+    let sx = if valid { sx } else { f32::NAN };
     EncodedSplat {
-        geometry: [
-            position[0].to_bits(),
-            position[1].to_bits(),
-            position[2].to_bits(),
+        position: valid.then_some(splat.position),
+        words: [
             rotation.unwrap_or(0),
             halves(sx, sy),
             halves(sz, splat.opacity_logit),
@@ -139,20 +244,20 @@ fn smallest_three(rotation: [f32; 4]) -> Option<u32> {
     Some(word)
 }
 
-/// The SH coefficients past DC as signed bytes of `scale`, four per word.
-fn pack_rest(coefficients: &[f32], scale: f32, words: usize) -> impl Iterator<Item = u32> {
-    let rest = coefficients.get(3..).unwrap_or(&[]);
-    (0..words).map(move |w| {
-        (0..4).fold(0u32, |word, byte| {
-            let value = rest.get(4 * w + byte).copied().unwrap_or(0.0);
+/// The SH coefficients past DC as signed bytes of `scale`.
+fn rest_bytes_of(coefficients: &[f32], scale: f32) -> impl Iterator<Item = u8> + '_ {
+    coefficients
+        .get(3..)
+        .unwrap_or(&[])
+        .iter()
+        .map(move |&value| {
             let level = if scale > 0.0 && value.is_finite() {
                 (value / scale * 127.0).round().clamp(-127.0, 127.0) as i8
             } else {
                 0
             };
-            word | (u32::from(level as u8) << (8 * byte))
+            level as u8
         })
-    })
 }
 
 #[cfg(test)]
@@ -182,13 +287,32 @@ mod tests {
         f16::from_bits((if high { word >> 16 } else { word }) as u16).to_f32()
     }
 
-    fn decode_rest(words: &[u32], scale: f32, count: usize) -> Vec<f32> {
-        (0..count)
-            .map(|i| {
-                let byte = (words[i / 4] >> (8 * (i % 4))) as u8 as i8;
+    fn decode_rest(words: &[u32], first_byte: usize, scale: f32, count: usize) -> Vec<f32> {
+        (first_byte..first_byte + count)
+            .map(|b| {
+                let byte = (words[b / 4] >> (8 * (b % 4))) as u8 as i8;
                 (f32::from(byte) / 127.0).max(-1.0) * scale
             })
             .collect()
+    }
+
+    /// Splat `index`'s position from its block's box and its two level words.
+    fn decode_position(geometry: &[u32], count: usize, index: usize) -> [f32; 3] {
+        let block = &geometry[index / POSITION_BLOCK * POSITION_BOX_WORDS..];
+        let at =
+            count.div_ceil(POSITION_BLOCK) * POSITION_BOX_WORDS + index * COMPACT_GEOMETRY_WORDS;
+        let bits = u64::from(geometry[at]) | (u64::from(geometry[at + 1]) << 32);
+        [0, 1, 2].map(|axis| {
+            let level = ((bits >> (21 * axis)) & u64::from(POSITION_LEVELS)) as f32;
+            f32::from_bits(block[axis]) + level * f32::from_bits(block[3 + axis])
+        })
+    }
+
+    /// Splat `index`'s words 2 to 6.
+    fn words(geometry: &[u32], count: usize, index: usize) -> &[u32] {
+        let at =
+            count.div_ceil(POSITION_BLOCK) * POSITION_BOX_WORDS + index * COMPACT_GEOMETRY_WORDS;
+        &geometry[at + 2..at + COMPACT_GEOMETRY_WORDS]
     }
 
     fn splat(rotation: [f32; 4]) -> SplatGeometry {
@@ -229,25 +353,80 @@ mod tests {
 
     #[test]
     fn compact_words_decode_to_the_splat() {
-        let coefficients: Vec<f32> = (0..48).map(|i| (i as f32 - 20.0) * 0.01).collect();
-        let (geometry, sh) = encode_compact(&[splat([0.3, -0.5, 0.7, 0.1])], &coefficients, 48);
-        assert_eq!(geometry.len(), COMPACT_GEOMETRY_WORDS);
-        assert_eq!(sh.len(), 12);
-        assert_eq!(f32::from_bits(geometry[0]), 1.5);
-        assert_eq!(f32::from_bits(geometry[2]), 3.0);
-        assert_eq!(decode_half(geometry[4], false), -4.0);
-        assert_eq!(decode_half(geometry[5], false), f32::NEG_INFINITY);
-        assert_eq!(decode_half(geometry[5], true), 0.75);
-        assert!((decode_half(geometry[6], false) - coefficients[0]).abs() < 1e-4);
-        let scale = decode_half(geometry[7], true);
-        assert!((scale - 0.27).abs() < 1e-3, "{scale}");
-        for (a, b) in decode_rest(&sh, scale, 45).iter().zip(&coefficients[3..]) {
-            assert!((a - b).abs() <= scale / 254.0 + 1e-6, "{a} against {b}");
+        let coefficients: Vec<f32> = (0..96).map(|i| (i as f32 - 20.0) * 0.01).collect();
+        let mut second = splat([1.0, 0.0, 0.0, 0.0]);
+        second.position = [-0.5, 4.0, 2.0];
+        let geometry = [splat([0.3, -0.5, 0.7, 0.1]), second];
+        let (packed, sh) = encode_compact(&geometry, &coefficients, 48);
+        assert_eq!(
+            packed.len(),
+            POSITION_BOX_WORDS + 2 * COMPACT_GEOMETRY_WORDS
+        );
+        assert_eq!(packed.len(), compact_geometry_words(2));
+        // 45 bytes a splat, end to end.
+        assert_eq!(sh.len(), 23);
+        assert_eq!(sh.len(), compact_sh_words(2, 48));
+        for (index, splat) in geometry.iter().enumerate() {
+            let position = decode_position(&packed, 2, index);
+            for axis in 0..3 {
+                // Half a step of the box (at most 6.25 units across here).
+                let step = 6.25 / POSITION_LEVELS as f32;
+                assert!(
+                    (position[axis] - splat.position[axis]).abs() <= step,
+                    "{position:?} against {:?}",
+                    splat.position
+                );
+            }
+        }
+        let w = words(&packed, 2, 0);
+        assert_eq!(decode_half(w[1], false), -4.0);
+        assert_eq!(decode_half(w[2], false), f32::NEG_INFINITY);
+        assert_eq!(decode_half(w[2], true), 0.75);
+        assert!((decode_half(w[3], false) - coefficients[0]).abs() < 1e-4);
+        for index in 0..2 {
+            let own = &coefficients[48 * index..48 * (index + 1)];
+            let scale = decode_half(words(&packed, 2, index)[4], true);
+            let largest = own[3..].iter().fold(0.0_f32, |m, v| m.max(v.abs()));
+            assert!((scale - largest).abs() < 1e-3, "{scale} against {largest}");
+            for (a, b) in decode_rest(&sh, 45 * index, scale, 45)
+                .iter()
+                .zip(&own[3..])
+            {
+                assert!((a - b).abs() <= scale / 254.0 + 1e-6, "{a} against {b}");
+            }
         }
     }
 
     #[test]
-    fn invalid_splats_get_a_position_the_gpu_culls() {
+    fn every_block_keeps_its_own_box() {
+        // Two blocks far apart: each keeps its splats' positions to its own step.
+        let geometry: Vec<SplatGeometry> = (0..POSITION_BLOCK + 3)
+            .map(|i| {
+                let mut s = splat([1.0, 0.0, 0.0, 0.0]);
+                let far = if i < POSITION_BLOCK { 0.0 } else { 1.0e4 };
+                s.position = [far + 0.001 * i as f32, -0.002 * i as f32, 0.5];
+                s
+            })
+            .collect();
+        let count = geometry.len();
+        let (packed, _) = encode_compact(&geometry, &vec![0.0; 3 * count], 3);
+        for (index, splat) in geometry.iter().enumerate() {
+            let position = decode_position(&packed, count, index);
+            for axis in 0..3 {
+                let error = (position[axis] - splat.position[axis]).abs();
+                // f32 near 10⁴ itself keeps only a thousandth of a unit.
+                let bound = if index < POSITION_BLOCK { 1e-6 } else { 1.5e-3 };
+                assert!(
+                    error <= bound,
+                    "splat {index}: {position:?} against {:?}",
+                    splat.position
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_splats_get_a_scale_the_gpu_culls() {
         let zero_rotation = splat([0.0; 4]);
         let mut nan_scale = splat([1.0, 0.0, 0.0, 0.0]);
         nan_scale.log_scale[1] = f32::NAN;
@@ -255,19 +434,26 @@ mod tests {
         far.position[0] = f32::INFINITY;
         for bad in [zero_rotation, nan_scale, far] {
             let (geometry, _) = encode_compact(&[bad], &[0.1, 0.2, 0.3], 3);
-            assert!(f32::from_bits(geometry[0]).is_nan());
+            assert!(decode_half(words(&geometry, 1, 0)[1], false).is_nan());
         }
         let (geometry, _) =
             encode_compact(&[splat([1.0, 0.0, 0.0, 0.0])], &[0.1, f32::NAN, 0.3], 3);
-        assert!(f32::from_bits(geometry[0]).is_nan());
+        assert!(decode_half(words(&geometry, 1, 0)[1], false).is_nan());
+        // An invalid splat leaves its block's box to the others.
+        let mut wide = far;
+        wide.position = [f32::MAX, 0.0, 0.0];
+        wide.rotation = [0.0; 4];
+        let (geometry, _) = encode_compact(&[splat([1.0, 0.0, 0.0, 0.0]), wide], &[0.0; 6], 3);
+        assert_eq!(decode_position(&geometry, 2, 0), [1.5, -2.25, 3.0]);
     }
 
     #[test]
     fn degree_zero_has_no_sh_words_and_a_zero_scale() {
         let (geometry, sh) = encode_compact(&[splat([1.0, 0.0, 0.0, 0.0])], &[0.1, 0.2, 0.3], 3);
         assert!(sh.is_empty());
-        assert_eq!(decode_half(geometry[7], true), 0.0);
-        assert_eq!(compact_sh_words(12), 3);
-        assert_eq!(compact_sh_words(27), 6);
+        assert_eq!(decode_half(words(&geometry, 1, 0)[4], true), 0.0);
+        assert_eq!(compact_sh_words(1, 12), 3);
+        assert_eq!(compact_sh_words(4, 27), 24);
+        assert_eq!(compact_sh_words(3, 48), 34);
     }
 }

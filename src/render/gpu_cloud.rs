@@ -7,7 +7,10 @@ use bevy::render::render_asset::{PrepareAssetError, RenderAsset};
 use bevy::render::renderer::RenderDevice;
 use wgpu::util::DeviceExt;
 
-use super::compact::{COMPACT_GEOMETRY_WORDS, compact_sh_words, encode_compact};
+use super::compact::{
+    COMPACT_GEOMETRY_WORDS, compact_geometry_words, compact_sh_bytes, compact_sh_words,
+    encode_compact,
+};
 use super::limits::SplatGpuLimits;
 use super::memory::{GpuBytes, SplatMemory};
 use crate::asset::{GaussianSplats, SplatGeometry, SplatStorage};
@@ -27,7 +30,8 @@ pub struct GpuSplats {
     pub sh_degree: u32,
     /// SH floats per splat.
     pub sh_stride: u32,
-    /// 32-bit words of SH data per splat on the GPU.
+    /// 32-bit words of SH data per splat on the GPU in the full layouts (the compact
+    /// one packs its SH bytes end to end: 0 there).
     pub sh_words: u32,
     /// How geometry and SH are laid out (f32, f16 SH, or `render::compact`).
     pub storage: SplatStorage,
@@ -46,27 +50,43 @@ impl GpuSplats {
     }
 }
 
-/// 32-bit words of GPU SH data per splat: one per float, one per f16 pair, or one per
-/// four bytes of the compact layout past DC, each splat starting on a whole word.
+/// 32-bit words of GPU SH data per splat in the full layouts: one per float, or one
+/// per f16 pair, each splat starting on a whole word. 0 for the compact layout, whose
+/// splats' SH bytes run end to end (`render::compact`).
 pub fn sh_words(sh_stride: usize, storage: SplatStorage) -> usize {
     match storage {
         SplatStorage::Full => sh_stride,
         SplatStorage::HalfSh => sh_stride.div_ceil(2),
-        SplatStorage::Compact => compact_sh_words(sh_stride),
+        SplatStorage::Compact => 0,
     }
 }
 
-/// Bytes of GPU geometry per splat.
-pub fn geometry_bytes(storage: SplatStorage) -> usize {
+/// Bytes of GPU geometry and of GPU SH data for `count` splats of `sh_stride` SH floats.
+pub fn chunk_bytes(count: usize, sh_stride: usize, storage: SplatStorage) -> (usize, usize) {
     match storage {
-        SplatStorage::Full | SplatStorage::HalfSh => size_of::<SplatGeometry>(),
-        SplatStorage::Compact => COMPACT_GEOMETRY_WORDS * size_of::<u32>(),
+        SplatStorage::Full | SplatStorage::HalfSh => (
+            count * size_of::<SplatGeometry>(),
+            count * sh_words(sh_stride, storage) * size_of::<u32>(),
+        ),
+        SplatStorage::Compact => (
+            compact_geometry_words(count) * size_of::<u32>(),
+            compact_sh_words(count, sh_stride) * size_of::<u32>(),
+        ),
     }
 }
 
 /// The most splats one chunk holds so that neither of its buffers passes `max_binding`.
-pub fn splats_per_chunk(storage: SplatStorage, sh_words: usize, max_binding: u64) -> usize {
-    let per_splat = geometry_bytes(storage).max(sh_words * size_of::<u32>()) as u64;
+pub fn splats_per_chunk(storage: SplatStorage, sh_stride: usize, max_binding: u64) -> usize {
+    let per_splat = match storage {
+        SplatStorage::Full | SplatStorage::HalfSh => {
+            size_of::<SplatGeometry>().max(sh_words(sh_stride, storage) * size_of::<u32>())
+        }
+        // One more word of geometry for the position boxes (six words per 256
+        // splats), and the SH bytes rounded up to whole words.
+        SplatStorage::Compact => {
+            ((COMPACT_GEOMETRY_WORDS + 1) * size_of::<u32>()).max(compact_sh_bytes(sh_stride) + 1)
+        }
+    } as u64;
     // Whole splats only, and keep every chunk within u32 splat indices.
     (max_binding / per_splat).clamp(1, u64::from(u32::MAX / 2)) as usize
 }
@@ -90,9 +110,8 @@ impl RenderAsset for GpuSplats {
     type Param = (SRes<RenderDevice>, SRes<SplatMemory>, SRes<SplatGpuLimits>);
 
     fn byte_len(splats: &GaussianSplats) -> Option<usize> {
-        let storage = splats.storage();
-        let words = sh_words(splats.sh_stride(), storage);
-        Some(splats.len() * (geometry_bytes(storage) + words * size_of::<u32>()))
+        let (geometry, sh) = chunk_bytes(splats.len(), splats.sh_stride(), splats.storage());
+        Some(geometry + sh)
     }
 
     fn prepare_asset(
@@ -105,7 +124,7 @@ impl RenderAsset for GpuSplats {
         let stride = splats.sh_stride();
         let storage = splats.storage();
         let words = sh_words(stride, storage);
-        let per_chunk = splats_per_chunk(storage, words, max_binding);
+        let per_chunk = splats_per_chunk(storage, stride, max_binding);
         let device = device.wgpu_device();
         let mut chunks = Vec::new();
         let mut bytes = 0;

@@ -40,22 +40,76 @@ struct SplatView {
     orthographic: u32,
 }
 
-// One splat after projection: everything the tile render needs, 48 bytes.
+// One splat after projection: everything the tile render needs, in 32 bytes, so that
+// each of the tile render's random reads of a record touches one 32-byte memory sector
+// (a 48-byte record straddled two). What preprocess and duplicate also need — the tile
+// rows, the ellipse's reach — is derived from these fields by the functions below, the
+// same arithmetic in every pass.
 struct ProjectedSplat {
     x: f32,
     y: f32,
     depth: f32,
-    opacity: f32,
-    conic_a: f32,
-    conic_b: f32,
-    conic_c: f32,
-    // Tile rows first and last (inclusive) packed as first | last << 16.
-    tile_rows: u32,
-    r: f32,
-    g: f32,
-    b: f32,
-    // ln(255·opacity)·2: the ellipse dᵀ·conic·d ≤ this holds every pixel with α ≥ 1/255.
-    extent: f32,
+    // The footprint's factors (see `footprint_sigma`): u₀ = l00·dx + l10·dy,
+    // u1 = l11·dy, with u₀² + u₁² = ½log₂e · dᵀΣ⁻¹d.
+    l00: f32,
+    l10: f32,
+    l11: f32,
+    // Colour r, g (`pack_unbounded`, unorm16 each).
+    rg: u32,
+    // Colour b (`pack_unbounded`) and the opacity (unorm16 over 0..=1).
+    b_opacity: u32,
+}
+
+// Colours are at least 0 but have no upper bound. c / (1 + c) maps them into [0, 1),
+// where unorm16 keeps |Δc| = (1 + c)² / 131070: under 3.1e-5 for c ≤ 1 (four times
+// finer than f16 there), and any c ≥ 0 is kept.
+fn pack_unbounded(c: vec2<f32>) -> u32 {
+    return pack2x16unorm(c / (1.0 + c));
+}
+
+fn unpack_unbounded(word: u32) -> vec2<f32> {
+    let y = unpack2x16unorm(word);
+    return y / max(1.0 - y, vec2<f32>(1.0 / 65535.0));
+}
+
+fn splat_colour(s: ProjectedSplat) -> vec3<f32> {
+    return vec3<f32>(unpack_unbounded(s.rg), unpack_unbounded(s.b_opacity).x);
+}
+
+fn splat_opacity(s: ProjectedSplat) -> f32 {
+    return unpack2x16unorm(s.b_opacity).y;
+}
+
+// The record's colour and opacity words.
+fn pack_colour_opacity(colour: vec3<f32>, opacity: f32) -> vec2<u32> {
+    let b = pack_unbounded(vec2<f32>(colour.b, 0.0)) & 0xffffu;
+    return vec2<u32>(pack_unbounded(colour.rg), b | (pack2x16unorm(vec2<f32>(0.0, opacity)) & 0xffff0000u));
+}
+
+// The footprint at the ellipse's edge, u₀² + u₁² = log₂(255·opacity): every pixel with
+// α ≥ 1/255 lies inside (σ ≤ SIGMA_MAX, see `footprint_sigma`). At least 0, as the
+// preprocess keeps only splats with opacity ≥ 1/255.
+fn reach_squared(s: ProjectedSplat) -> f32 {
+    return max(SIGMA_MAX + log2(splat_opacity(s)), 0.0);
+}
+
+// Half the height of the α ≥ 1/255 ellipse: at u₀ = 0, |dy| = R / l11. l11 comes from
+// Σ₂ᴅ's yy alone, so this holds for long thin splats too, where the conic's
+// determinant cancels.
+fn half_height(s: ProjectedSplat) -> f32 {
+    return sqrt(reach_squared(s)) / s.l11;
+}
+
+// The tile rows (first, last; first > last when none) of the band that the splat's
+// α ≥ 1/255 ellipse reaches.
+fn splat_rows(s: ProjectedSplat, view: SplatView) -> vec2<u32> {
+    let h = half_height(s);
+    let first = max(ceil((s.y - h - TILE_LAST_CENTRE) / f32(TILE_SIZE)), f32(view.band_first_row));
+    let last = min(floor((s.y + h - 0.5) / f32(TILE_SIZE)), f32(view.band_end_row) - 1.0);
+    if !(first <= last) {
+        return vec2<u32>(1u, 0u);
+    }
+    return vec2<u32>(u32(first), u32(last));
 }
 
 // The first and last tile column (inclusive) that the splat's α ≥ 1/255 ellipse touches
@@ -63,25 +117,22 @@ struct ProjectedSplat {
 // the row (y from S·row + 0.5 to S·row + S − 0.5, S = TILE_SIZE), so preprocess and
 // duplicate agree.
 fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
-    let a = s.conic_a;
-    let b = s.conic_b;
-    let c = s.conic_c;
-    let k = s.extent;
+    let r2 = reach_squared(s);
     let y_lo = f32(row * TILE_SIZE) + 0.5 - s.y;
     let y_hi = min(f32(row * TILE_SIZE) + TILE_LAST_CENTRE, f32(view.viewport_size.y) - 0.5) - s.y;
-    let det = a * c - b * b;
-    // Widest point of the ellipse in x is at dy = ∓(b/c)·dx_max.
-    let dx_max = sqrt(k * c / det);
-    let dy_right = clamp(-b / c * dx_max, y_lo, y_hi);
-    let dy_left = clamp(b / c * dx_max, y_lo, y_hi);
-    // On the ellipse a·dx² + 2b·dx·dy + c·dy² = k, solve for dx at a given dy.
-    let disc_right = b * b * dy_right * dy_right - a * (c * dy_right * dy_right - k);
-    let disc_left = b * b * dy_left * dy_left - a * (c * dy_left * dy_left - k);
+    // At height dy the ellipse spans l00·dx + l10·dy = ±sqrt(R² − l11²·dy²); its
+    // rightmost point is at dy = −l10·R / (l11·sqrt(l10² + l11²)), its leftmost at the
+    // opposite dy. Clamped into the row, those give the row's extreme columns.
+    let dy_extreme = s.l10 * sqrt(r2) / (s.l11 * length(vec2<f32>(s.l10, s.l11)));
+    let dy_right = clamp(-dy_extreme, y_lo, y_hi);
+    let dy_left = clamp(dy_extreme, y_lo, y_hi);
+    let disc_right = r2 - s.l11 * s.l11 * dy_right * dy_right;
+    let disc_left = r2 - s.l11 * s.l11 * dy_left * dy_left;
     if disc_right < 0.0 || disc_left < 0.0 {
         return vec2<i32>(1, 0);
     }
-    let x_right = s.x + (-b * dy_right + sqrt(disc_right)) / a;
-    let x_left = s.x + (-b * dy_left - sqrt(disc_left)) / a;
+    let x_right = s.x + (-s.l10 * dy_right + sqrt(disc_right)) / s.l00;
+    let x_left = s.x + (-s.l10 * dy_left - sqrt(disc_left)) / s.l00;
     // Tile column j holds pixel centres S·j + 0.5 ..= S·j + S − 0.5.
     let first = i32(ceil((x_left - TILE_LAST_CENTRE) / f32(TILE_SIZE)));
     let last = i32(floor((x_right - 0.5) / f32(TILE_SIZE)));
@@ -105,14 +156,14 @@ fn bins_across(view: SplatView) -> u32 {
 // The splat's tile spans in the two tile rows of bin row `bin_row` (top in xy, bottom
 // in zw), each empty (x > y) where that row is outside the splat's rows: the rows
 // preprocess and duplicate walk, so both count the same pairs.
-fn bin_row_spans(s: ProjectedSplat, bin_row: u32, view: SplatView) -> vec4<i32> {
+fn bin_row_spans(s: ProjectedSplat, rows: vec2<u32>, bin_row: u32, view: SplatView) -> vec4<i32> {
     let top_row = 2u * bin_row;
     var top = vec2<i32>(1, 0);
     var bottom = vec2<i32>(1, 0);
-    if top_row >= first_row(s) && top_row <= last_row(s) {
+    if top_row >= rows.x && top_row <= rows.y {
         top = tile_span_in_row(s, top_row, view);
     }
-    if top_row + 1u >= first_row(s) && top_row + 1u <= last_row(s) {
+    if top_row + 1u >= rows.x && top_row + 1u <= rows.y {
         bottom = tile_span_in_row(s, top_row + 1u, view);
     }
     return vec4<i32>(top, bottom);
@@ -141,14 +192,6 @@ fn bin_tiles(spans: vec4<i32>, column: i32) -> u32 {
         | (u32(spans.x <= right && right <= spans.y) << 1u)
         | (u32(spans.z <= left && left <= spans.w) << 2u)
         | (u32(spans.z <= right && right <= spans.w) << 3u);
-}
-
-fn first_row(s: ProjectedSplat) -> u32 {
-    return s.tile_rows & 0xffffu;
-}
-
-fn last_row(s: ProjectedSplat) -> u32 {
-    return s.tile_rows >> 16u;
 }
 
 // A tile's work class by its pair count: more pairs, a higher class, in quarter
@@ -181,13 +224,9 @@ fn linear_thread(gid: vec3<u32>) -> u32 {
 const SIGMA_MAX: f32 = log2(1.0 / ALPHA_MIN);
 
 // (l₀₀, l₁₀, l₁₁, −log₂ opacity) of a projected splat: the Cholesky factor of
-// ½log₂e·(a, b; b, c), the conic, scaled.
+// ½log₂e·(a, b; b, c), the conic, scaled, as the preprocess stored it.
 fn footprint_factors(s: ProjectedSplat) -> vec4<f32> {
-    let k = 0.7213475204444817; // ½ log₂ e
-    let l00 = sqrt(k * s.conic_a);
-    let l10 = k * s.conic_b / l00;
-    let l11 = sqrt(max(k * s.conic_c - l10 * l10, 0.0));
-    return vec4<f32>(l00, l10, l11, -log2(s.opacity));
+    return vec4<f32>(s.l00, s.l10, s.l11, -log2(splat_opacity(s)));
 }
 
 // σ at `d`; the pixel takes no part of the splat unless σ ≤ SIGMA_MAX (which a NaN

@@ -54,7 +54,7 @@ impl DepthSortPass {
         &self,
         device: &Device,
         counters: &Buffer,
-        by_depth: &Buffer,
+        by_depth: wgpu::BufferBinding<'_>,
         tile_counts: &Buffer,
         tile_offsets: &Buffer,
     ) -> BindGroup {
@@ -64,7 +64,7 @@ impl DepthSortPass {
             &self.layout,
             &[
                 counters.as_entire_binding(),
-                by_depth.as_entire_binding(),
+                wgpu::BindingResource::Buffer(by_depth),
                 tile_counts.as_entire_binding(),
                 tile_offsets.as_entire_binding(),
             ],

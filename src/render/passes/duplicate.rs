@@ -51,7 +51,7 @@ impl DuplicatePass {
         counters: &Buffer,
         keys: &Buffer,
         values: &Buffer,
-        by_depth: &Buffer,
+        by_depth: wgpu::BufferBinding<'_>,
     ) -> BindGroup {
         bind_group(
             device,
@@ -64,7 +64,7 @@ impl DuplicatePass {
                 counters.as_entire_binding(),
                 keys.as_entire_binding(),
                 values.as_entire_binding(),
-                by_depth.as_entire_binding(),
+                wgpu::BindingResource::Buffer(by_depth),
             ],
         )
     }

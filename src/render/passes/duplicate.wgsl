@@ -52,9 +52,10 @@ fn duplicate(
 
     if has_splat {
         let splat = projected[splat_slot];
+        let rows = splat_rows(splat, view);
         let across = bins_across(view);
-        for (var bin_row = first_row(splat) / 2u; bin_row <= last_row(splat) / 2u; bin_row++) {
-            let spans = bin_row_spans(splat, bin_row, view);
+        for (var bin_row = rows.x / 2u; bin_row <= rows.y / 2u; bin_row++) {
+            let spans = bin_row_spans(splat, rows, bin_row, view);
             let top = bin_columns(spans.xy);
             let bottom = bin_columns(spans.zw);
             for (var col = min(top.x, bottom.x); col <= max(top.y, bottom.y); col++) {

@@ -71,7 +71,7 @@ pub struct ChunkParams {
 }
 
 /// Bytes of one projected splat (`ProjectedSplat` in `common.wgsl`).
-pub const PROJECTED_SPLAT_BYTES: u64 = 48;
+pub const PROJECTED_SPLAT_BYTES: u64 = 32;
 
 /// Uniform offsets must be multiples of this on every adapter.
 pub const CHUNK_PARAMS_STRIDE: u64 = 256;

@@ -295,33 +295,34 @@ fn project_splat(thread: u32) -> vec2<u32> {
         }
     }
 
+    // The footprint's factors from Σ₂ᴅ itself: l11 = sqrt(k / Σyy) (k = ½log₂e), where
+    // the conic's own form, sqrt(k·c − l10²), cancels for long thin splats.
+    let k = 0.7213475204444817;
+    let conic_a = cov_c / det;
     var splat: ProjectedSplat;
     splat.x = fx * p.x * inv_z + view.principal.x;
     splat.y = fy * p.y * inv_z + view.principal.y;
     splat.depth = p.z;
-    splat.opacity = opacity;
-    splat.conic_a = cov_c / det;
-    splat.conic_b = -cov_b / det;
-    splat.conic_c = cov_a / det;
-    splat.extent = 2.0 * log(255.0 * opacity);
-    if !finite4(vec4<f32>(splat.x, splat.y, splat.conic_a, splat.conic_c)) || !finite(splat.conic_b) {
+    splat.l00 = sqrt(k * conic_a);
+    splat.l10 = -k * cov_b / det / splat.l00;
+    splat.l11 = sqrt(k / cov_c);
+    // The colour is packed below, once the SH are read; the opacity now, so that the
+    // rows and bins are counted from the record exactly as duplicate will read it.
+    splat.b_opacity = pack_colour_opacity(vec3<f32>(0.0), opacity).y;
+    if !finite4(vec4<f32>(splat.x, splat.y, splat.l00, splat.l11)) || !finite(splat.l10)
+        || !(splat.l00 > 0.0) || !(splat.l11 > 0.0) {
         return none;
     }
 
-    // Rows the ellipse reaches: its half-height is sqrt(extent · Σ₂ᴅ yy).
-    let half_height = sqrt(splat.extent * cov_c);
-    // Only rows of this band count: a splat that spans bands is drawn by each.
-    let row_first = max(ceil((splat.y - half_height - TILE_LAST_CENTRE) / f32(TILE_SIZE)), f32(view.band_first_row));
-    let row_last = min(floor((splat.y + half_height - 0.5) / f32(TILE_SIZE)), f32(view.band_end_row) - 1.0);
-    if row_first > row_last {
+    let rows = splat_rows(splat, view);
+    if rows.x > rows.y {
         return none;
     }
-    splat.tile_rows = u32(row_first) | (u32(row_last) << 16u);
 
     // The pairs duplicate will write: one per bin (2×2 tiles) the splat reaches.
     var bins = 0u;
-    for (var bin_row = u32(row_first) / 2u; bin_row <= u32(row_last) / 2u; bin_row++) {
-        bins += bins_in_row(bin_row_spans(splat, bin_row, view));
+    for (var bin_row = rows.x / 2u; bin_row <= rows.y / 2u; bin_row++) {
+        bins += bins_in_row(bin_row_spans(splat, rows, bin_row, view));
     }
     if bins == 0u {
         return none;
@@ -337,9 +338,9 @@ fn project_splat(thread: u32) -> vec2<u32> {
         return none;
     }
     let colour = max(sum + 0.5, vec3<f32>(0.0)) * tint.rgb;
-    splat.r = colour.r;
-    splat.g = colour.g;
-    splat.b = colour.b;
+    let packed = pack_colour_opacity(colour, opacity);
+    splat.rg = packed.x;
+    splat.b_opacity = packed.y;
 
     // Past the capacity the splat is only counted: the band needs bigger buffers (or
     // the view more bands) and the CPU sees it in the count.

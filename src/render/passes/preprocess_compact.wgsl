@@ -1,23 +1,39 @@
 // The preprocess's reads for the compact layout (`render/compact.rs` has the encoding
-// and its reasons): eight words of geometry per splat, then one signed byte per SH
-// coefficient past DC, relative to the splat's own scale.
+// and its reasons): a position box per POSITION_BLOCK splats, then seven words of
+// geometry per splat; the SH bytes past DC of every splat end to end, each relative to
+// the splat's own scale.
 
-struct CompactSplat {
-    position: vec3<f32>,
-    // Smallest three: bits 0–1 the largest component's index (w, x, y, z), then the
-    // other three in order, 10 bits each over [−1/√2, 1/√2].
-    rotation: u32,
-    // f16 pairs: (log-scale x, y), (log-scale z, opacity logit), (DC r, g),
-    // (DC b, scale of the SH bytes).
-    scale_xy: u32,
-    scale_z_opacity: u32,
-    dc_rg: u32,
-    dc_b_sh_scale: u32,
-}
-
-@group(0) @binding(2) var<storage, read> geometry: array<CompactSplat>;
+@group(0) @binding(2) var<storage, read> geometry: array<u32>;
 @group(0) @binding(3) var<storage, read> sh: array<u32>;
 
+const POSITION_BLOCK: u32 = 256u;
+const POSITION_BOX_WORDS: u32 = 6u;
+const SPLAT_WORDS: u32 = 7u;
+const LEVEL_MASK: u32 = (1u << 21u) - 1u;
+
+// Word `k` of splat `index`'s seven (after the chunk's position boxes).
+fn splat_word(index: u32, k: u32) -> u32 {
+    let boxes = (chunk.splat_count + POSITION_BLOCK - 1u) / POSITION_BLOCK;
+    return geometry[boxes * POSITION_BOX_WORDS + index * SPLAT_WORDS + k];
+}
+
+// The three 21-bit levels in words 0 and 1, placed in the splat's block's box.
+fn unpack_position(index: u32) -> vec3<f32> {
+    let low = splat_word(index, 0u);
+    let high = splat_word(index, 1u);
+    let levels = vec3<u32>(
+        low & LEVEL_MASK,
+        ((low >> 21u) | (high << 11u)) & LEVEL_MASK,
+        (high >> 10u) & LEVEL_MASK,
+    );
+    let at = index / POSITION_BLOCK * POSITION_BOX_WORDS;
+    let least = bitcast<vec3<f32>>(vec3<u32>(geometry[at], geometry[at + 1u], geometry[at + 2u]));
+    let step = bitcast<vec3<f32>>(vec3<u32>(geometry[at + 3u], geometry[at + 4u], geometry[at + 5u]));
+    return least + vec3<f32>(levels) * step;
+}
+
+// Smallest three: bits 0–1 the largest component's index (w, x, y, z), then the other
+// three in order, 10 bits each over [−1/√2, 1/√2].
 fn unpack_rotation(word: u32) -> vec4<f32> {
     let largest = word & 3u;
     let small = (vec3<f32>(vec3<u32>(word >> 2u, word >> 12u, word >> 22u) & vec3<u32>(1023u))
@@ -32,29 +48,29 @@ fn unpack_rotation(word: u32) -> vec4<f32> {
     }
 }
 
+// Words 3 and 4 are f16 pairs (log-scale x, y), (log-scale z, opacity logit).
 fn load_geometry(index: u32) -> SplatGeometry {
-    let c = geometry[index];
-    let scale_xy = unpack2x16float(c.scale_xy);
-    let scale_z_opacity = unpack2x16float(c.scale_z_opacity);
+    let scale_xy = unpack2x16float(splat_word(index, 3u));
+    let scale_z_opacity = unpack2x16float(splat_word(index, 4u));
     var g: SplatGeometry;
-    g.position = c.position;
+    g.position = unpack_position(index);
     g.opacity_logit = scale_z_opacity.y;
-    g.rotation = unpack_rotation(c.rotation);
+    g.rotation = unpack_rotation(splat_word(index, 2u));
     g.log_scale = vec3<f32>(scale_xy, scale_z_opacity.x);
     return g;
 }
 
+// Words 5 and 6 are f16 pairs (DC r, g), (DC b, scale of the SH bytes).
 fn sh_coefficient(index: u32, k: u32) -> vec3<f32> {
-    let dc_b_scale = unpack2x16float(geometry[index].dc_b_sh_scale);
+    let dc_b_scale = unpack2x16float(splat_word(index, 6u));
     if k == 0u {
-        return vec3<f32>(unpack2x16float(geometry[index].dc_rg), dc_b_scale.x);
+        return vec3<f32>(unpack2x16float(splat_word(index, 5u)), dc_b_scale.x);
     }
-    let base = index * chunk.sh_words;
-    let i = 3u * (k - 1u);
+    let first = index * (chunk.sh_stride - 3u) + 3u * (k - 1u);
     var c: vec3<f32>;
     for (var channel = 0u; channel < 3u; channel++) {
-        let byte = i + channel;
-        c[channel] = unpack4x8snorm(sh[base + byte / 4u])[byte % 4u];
+        let byte = first + channel;
+        c[channel] = unpack4x8snorm(sh[byte / 4u])[byte % 4u];
     }
     return c * dc_b_scale.y;
 }

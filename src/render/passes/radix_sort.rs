@@ -211,7 +211,14 @@ struct SortKernels {
 pub struct SortStorage {
     pub keys: [wgpu::Buffer; 2],
     pub values: [wgpu::Buffer; 2],
+    /// Where in its buffer each values array starts, in bytes: a multiple of
+    /// [`STORAGE_OFFSET_ALIGNMENT`], so that one buffer can hold a values array beside
+    /// another array the caller keeps there.
+    pub values_offset: [u64; 2],
 }
+
+/// Every adapter's `min_storage_buffer_offset_alignment` is at most this (WebGPU).
+pub const STORAGE_OFFSET_ALIGNMENT: u64 = 256;
 
 impl SortStorage {
     /// Four new buffers for `capacity` pairs of `key` keys (usage `STORAGE | COPY_SRC |
@@ -236,6 +243,7 @@ impl SortStorage {
                 make("radix sort values 0", 4),
                 make("radix sort values 1", 4),
             ],
+            values_offset: [0; 2],
         }
     }
 
@@ -266,6 +274,8 @@ pub struct SortBuffers {
     pub keys: [wgpu::Buffer; 2],
     /// `values[0]` is the input the caller fills, like `keys`.
     pub values: [wgpu::Buffer; 2],
+    /// Where each values array starts in its buffer (see [`SortStorage`]).
+    values_offset: [u64; 2],
     capacity: u32,
     /// Bytes of the key and value buffers this sort allocated itself.
     own_storage_bytes: u64,
@@ -658,10 +668,26 @@ impl SortBuffers {
                 .keys
                 .iter()
                 .all(|b| b.size() >= need(sort.key.bytes()))
-                && storage.values.iter().all(|b| b.size() >= need(4)),
+                && storage
+                    .values
+                    .iter()
+                    .zip(storage.values_offset)
+                    .all(|(b, offset)| {
+                        offset.is_multiple_of(STORAGE_OFFSET_ALIGNMENT)
+                            && b.size() >= offset + need(4)
+                    }),
             "a sort's storage must hold its capacity"
         );
-        let SortStorage { keys, values } = storage;
+        let SortStorage {
+            keys,
+            values,
+            values_offset,
+        } = storage;
+        let value_binding = |i: usize| wgpu::BufferBinding {
+            buffer: &values[i],
+            offset: values_offset[i],
+            size: None,
+        };
 
         // One binding reaches n and, for a ranged sort, the two range words after it.
         let first_word = range.map_or(count_offset, |r| count_offset.min(r.offset));
@@ -784,9 +810,9 @@ impl SortBuffers {
                     buffer_entry(1, state.as_entire_buffer_binding()),
                     buffer_entry(2, keys[src].as_entire_buffer_binding()),
                     buffer_entry(3, hist.as_entire_buffer_binding()),
-                    buffer_entry(4, values[src].as_entire_buffer_binding()),
+                    buffer_entry(4, value_binding(src)),
                     buffer_entry(5, keys[dst].as_entire_buffer_binding()),
-                    buffer_entry(6, values[dst].as_entire_buffer_binding()),
+                    buffer_entry(6, value_binding(dst)),
                 ],
             })
         });
@@ -794,6 +820,7 @@ impl SortBuffers {
         Self {
             keys,
             values,
+            values_offset,
             capacity,
             own_storage_bytes: 0,
             state,
@@ -809,6 +836,15 @@ impl SortBuffers {
     fn owning(mut self, bytes: u64) -> Self {
         self.own_storage_bytes = bytes;
         self
+    }
+
+    /// The values array `index` (0 or 1) where it lies in its buffer.
+    pub fn value_binding(&self, index: usize) -> wgpu::BufferBinding<'_> {
+        wgpu::BufferBinding {
+            buffer: &self.values[index],
+            offset: self.values_offset[index],
+            size: None,
+        }
     }
 
     /// Most pairs one sort handles.

@@ -46,17 +46,15 @@ var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
 
 // The strips of the tile starting at pixel row `tile_top` that the splat's ellipse
-// reaches, as bits. Its half-height is sqrt(extent · Σ₂ᴅ yy) = sqrt(extent · a / det)
-// in terms of the conic; the bound is widened by a small margin so that rounding never
-// drops a row the exact per-pixel test would draw.
+// reaches, as bits. Its half-height (`half_height`) is widened by a small margin so
+// that rounding never drops a row the exact per-pixel test would draw.
 fn strip_mask(s: ProjectedSplat, tile_top: f32) -> u32 {
-    let det = s.conic_a * s.conic_c - s.conic_b * s.conic_b;
-    let half_height = sqrt(s.extent * s.conic_a / det) * 1.001 + 0.01;
+    let half = half_height(s) * 1.001 + 0.01;
     // Rows whose centre (tile_top + row + 0.5) lies within the half-height.
-    let top = ceil(s.y - half_height - 0.5 - tile_top);
-    let bottom = floor(s.y + half_height - 0.5 - tile_top);
+    let top = ceil(s.y - half - 0.5 - tile_top);
+    let bottom = floor(s.y + half - 0.5 - tile_top);
     if !(top <= bottom) || bottom < 0.0 || top > f32(TILE_SIZE - 1u) {
-        // NaN bounds (a degenerate conic) keep every strip: the exact test decides.
+        // NaN bounds (a degenerate footprint) keep every strip: the exact test decides.
         return select(0u, ALL_STRIPS, !(top <= bottom) && !(top > bottom));
     }
     let first = u32(max(top, 0.0)) / STRIP_ROWS;
@@ -130,7 +128,7 @@ fn tile_render(
             let depth = buffer_depth(view.depth_from_distance, s.depth);
             batch_position[thread] = vec4<u32>(strip_mask(s, tile_top), bitcast<vec3<u32>>(vec3<f32>(s.x, s.y, depth)));
             batch_factors[thread] = footprint_factors(s);
-            batch_colour[thread] = vec3<f32>(s.r, s.g, s.b);
+            batch_colour[thread] = splat_colour(s);
         }
         workgroupBarrier();
         let ahead = start + BATCH + thread;
@@ -157,14 +155,14 @@ fn tile_render(
                 if !(sigma <= SIGMA_MAX) {
                     continue;
                 }
-                let splat_colour = batch_colour[j];
+                let staged_colour = batch_colour[j];
                 let alpha = footprint_alpha(sigma);
                 let next = transmittance * (1.0 - alpha);
                 if next <= T_MIN {
                     done = true;
                     break;
                 }
-                colour += splat_colour * (alpha * transmittance);
+                colour += staged_colour * (alpha * transmittance);
                 if next <= 0.5 && transmittance > 0.5 {
                     median = p.z;
                 }

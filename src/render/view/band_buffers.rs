@@ -20,7 +20,9 @@ use crate::render::passes::indirect::{
 use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
 };
-use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortStorage, SortValues};
+use crate::render::passes::radix_sort::{
+    KeyRange, STORAGE_OFFSET_ALIGNMENT, SortBuffers, SortStorage, SortValues,
+};
 use crate::render::passes::scan::ScanBuffers;
 use crate::render::passes::tile_order::tile_work_bytes;
 use crate::render::passes::tile_split::bins_for;
@@ -78,7 +80,7 @@ pub struct BandBuffers {
     /// `BandCapacity::sources`); one element otherwise.
     pub sources: Buffer,
     /// The tile counts in depth order, scanned in place into first pair slots (the
-    /// depth sort's key scratch before).
+    /// depth sort's value scratch before, the tile sort's after).
     pub tile_offsets: Buffer,
     pub counters: Buffer,
     /// Pair and splat capacities for the indirect kernels (a uniform).
@@ -88,10 +90,12 @@ pub struct BandBuffers {
     /// Each bin's run of the sorted pairs, cleared every frame.
     pub bin_ranges: Buffer,
     pub scan: ScanBuffers,
-    /// Each visible splat's tile count by slot, for the gather in depth order (the
-    /// buffer of the pairs' keys, written after the gather).
+    /// Each visible splat's tile count by slot, for the gather in depth order (at the
+    /// start of the buffer whose upper part holds the depth sort's result, and which
+    /// the tile sort uses as key scratch after duplicate).
     pub tile_counts: Buffer,
-    /// Visible splats by depth: keys are depths, values their slots.
+    /// Visible splats by depth: keys are depths, values their slots (the result at
+    /// an offset in `tile_counts`' buffer: see `SortBuffers::value_binding`).
     pub depth_sort: SortBuffers,
     /// (splat, bin) pairs by bin; its four buffers hold the tiles' lists after the
     /// split.
@@ -149,42 +153,31 @@ impl BandBuffers {
         // The frame's per-splat and per-pair arrays share four buffers where their
         // lives do not overlap (checked in the order the frame runs them: preprocess,
         // depth sort, gather, scan, duplicate, tile sort, tile range, tile split):
-        //   pair counts by slot (preprocess → gather)  then  the pairs' keys
-        //   depth keys (preprocess → depth sort)       then  the tile sort's key scratch
-        //   depth sort's value scratch                 then  the tile sort's value scratch
-        //   depth sort's key scratch                   then  tile offsets (gather → duplicate)
+        //   pair counts by slot (preprocess → gather), and above them the slots by
+        //     depth (depth sort → duplicate)            then  the tile sort's key scratch
+        //   depth keys (preprocess → depth sort)        then  the pairs' keys
+        //   depth sort's value scratch                  then  tile offsets (gather →
+        //                                                     duplicate), then the tile
+        //                                                     sort's value scratch
+        //   depth sort's key scratch (its sorted keys)  then  the pairs' values
         // and the tile sort's four buffers then hold the four tile lists (see
-        // `tile_split`). No dispatch binds one buffer under two roles. 16 bytes per
-        // splat less.
+        // `tile_split`). No dispatch writes a buffer that it also binds another way.
         let pairs = u64::from(capacity.pairs.max(1));
         let pair_or_splat = pairs.max(splats) * 4;
-        let pair_keys = buffer(
-            device,
-            "splat tile counts, then pair keys",
+        let shared = |label: &str, bytes: u64| buffer(device, label, bytes, sort_usage);
+        let by_depth_offset = (splats * 4).next_multiple_of(STORAGE_OFFSET_ALIGNMENT);
+        let counts_and_order = shared(
+            "splat tile counts and slots by depth, then pair key scratch",
+            (pairs * 4).max(by_depth_offset + splats * 4),
+        );
+        let depth_keys = shared("splat depth keys, then pair keys", pair_or_splat);
+        let pair_value_scratch = shared(
+            "splat depth value scratch, then tile offsets, then pair value scratch",
             pair_or_splat,
-            sort_usage,
         );
-        let pair_key_scratch = buffer(
-            device,
-            "splat depth keys, then pair key scratch",
-            pair_or_splat,
-            sort_usage,
-        );
-        let pair_value_scratch = buffer(
-            device,
-            "splat depth value scratch, then pair value scratch",
-            pair_or_splat,
-            sort_usage,
-        );
-        let tile_offsets = buffer(
-            device,
-            "splat depth key scratch, then tile offsets",
-            splats * 4,
-            sort_usage,
-        );
-        let pair_values = buffer(device, "splat pair values", pairs * 4, sort_usage);
-        let by_depth = buffer(device, "splat slots by depth", splats * 4, sort_usage);
-        let tile_counts = pair_keys.clone();
+        let pair_values = shared("splat depth key scratch, then pair values", pair_or_splat);
+        let tile_offsets = pair_value_scratch.clone();
+        let tile_counts = counts_and_order.clone();
         let counters = buffer(
             device,
             "splat counters",
@@ -211,8 +204,9 @@ impl BandBuffers {
             device,
             &pipelines.sort,
             SortStorage {
-                keys: [pair_key_scratch.clone(), tile_offsets.clone()],
-                values: [pair_value_scratch.clone(), by_depth.clone()],
+                keys: [depth_keys.clone(), pair_values.clone()],
+                values: [pair_value_scratch.clone(), counts_and_order.clone()],
+                values_offset: [0, by_depth_offset],
             },
             capacity.splats.max(1),
             &counters,
@@ -227,8 +221,9 @@ impl BandBuffers {
             device,
             &pipelines.sort,
             SortStorage {
-                keys: [pair_keys.clone(), pair_key_scratch.clone()],
+                keys: [depth_keys.clone(), counts_and_order.clone()],
                 values: [pair_values.clone(), pair_value_scratch.clone()],
+                values_offset: [0; 2],
             },
             capacity.pairs.max(1),
             &counters,
@@ -256,12 +251,10 @@ impl BandBuffers {
             &instances,
             &projected,
             &sources,
-            &pair_keys,
-            &pair_key_scratch,
+            &counts_and_order,
+            &depth_keys,
             &pair_value_scratch,
-            &tile_offsets,
             &pair_values,
-            &by_depth,
             &counters,
             &capacities,
             &ranges,

@@ -16,9 +16,13 @@ pub const MIN_PAIRS: u32 = 1 << 16;
 const INITIAL_PAIRS_PER_SPLAT: u32 = 4;
 /// Pair buffers more than this many times larger than a frame needs are shrunk.
 const SHRINK_BELOW: u32 = 2;
+/// Buffers grow once a frame fills more than 15/16 of them, before one overflows: a
+/// view that keeps needing more (a camera moving in) gets bigger buffers while its
+/// frames are still complete.
+const GROW_ABOVE_SIXTEENTHS: u32 = 15;
 
 /// Slots a bin pair can name (`SLOT_BITS` in `common.wgsl`): more projected splats
-/// than any storage binding of today holds (2²⁸ × 48 bytes is 12 GiB).
+/// than any storage binding of today holds (2²⁸ × 32 bytes is 8 GiB).
 pub const MAX_SLOTS: u32 = 1 << 28;
 
 /// Splat buffers of a band among several are never smaller than this.
@@ -79,9 +83,15 @@ pub struct Band {
     pub pairs: u32,
 }
 
-/// 1.25× `need`, within `min..=max`: room for a need that grows a little.
+/// 1.25× `need`, within `min..=max`: room for a need that grows.
 fn with_headroom(need: u32, min: u32, max: u32) -> u32 {
     need.saturating_add(need / 4).clamp(min.min(max), max)
+}
+
+/// 1.125× `need`, within `min..=max`: what a shrunk buffer keeps, so a view that
+/// settles holds little more than it draws (and grows early if it needs more).
+fn with_little_headroom(need: u32, min: u32, max: u32) -> u32 {
+    need.saturating_add(need / 8).clamp(min.min(max), max)
 }
 
 /// The bands of a view seen for the first time: as many equal bands as its clouds'
@@ -185,11 +195,13 @@ impl Resize {
     }
 }
 
-/// Grows to 1.25× the need (at most `max`), or shrinks to 1.25× the need (at least
-/// `min`) when the buffers are far too large; the gap between the two keeps a band
-/// whose need wobbles from rebuilding every frame.
+/// Grows to 1.25× the need (at most `max`) once the need fills more than 15/16 of the
+/// buffers, or shrinks to 1.125× the need (at least `min`) when the buffers are far
+/// too large; the gap between the two keeps a band whose need wobbles from rebuilding
+/// every frame.
 pub fn resize(capacity: u32, needed: u32, min: u32, max: u32) -> Resize {
-    if needed > capacity {
+    let nearly_full = u64::from(capacity) * u64::from(GROW_ABOVE_SIXTEENTHS) / 16;
+    if u64::from(needed) > nearly_full {
         let to = with_headroom(needed, min, max);
         if to > capacity {
             return Resize::Grow(to);
@@ -197,7 +209,7 @@ pub fn resize(capacity: u32, needed: u32, min: u32, max: u32) -> Resize {
         return Resize::Keep;
     }
     if needed.saturating_mul(SHRINK_BELOW) < capacity && capacity > min {
-        let to = with_headroom(needed, min, max);
+        let to = with_little_headroom(needed, min, max);
         if to < capacity {
             return Resize::Shrink(to);
         }
@@ -335,6 +347,9 @@ mod tests {
     fn buffers_grow_shrink_or_stay() {
         let (min, max) = (MIN_PAIRS, 1 << 28);
         assert_eq!(resize(100_000, 120_000, min, max), Resize::Grow(150_000));
+        // Nearly full grows before a frame overflows; 15/16 full does not yet.
+        assert_eq!(resize(160_000, 155_000, min, max), Resize::Grow(193_750));
+        assert_eq!(resize(160_000, 150_000, min, max), Resize::Keep);
         assert_eq!(
             resize(100_000, 120_000, min, 110_000),
             Resize::Grow(110_000)
@@ -342,10 +357,16 @@ mod tests {
         assert_eq!(resize(110_000, 120_000, min, 110_000), Resize::Keep);
         assert_eq!(
             resize(1_000_000, 400_000, min, max),
-            Resize::Shrink(500_000)
+            Resize::Shrink(450_000)
         );
         assert_eq!(resize(1_000_000, 600_000, min, max), Resize::Keep);
-        assert_eq!(resize(1_000_000, 1_000_000, min, max), Resize::Keep);
+        assert_eq!(
+            resize(1_000_000, 1_000_000, min, max),
+            Resize::Grow(1_250_000)
+        );
+        // A shrunk buffer holds a settled need without growing again.
+        let shrunk = resize(1_000_000, 400_000, min, max).to(1_000_000);
+        assert_eq!(resize(shrunk, 400_000, min, max), Resize::Keep);
         // Never below the floor.
         assert_eq!(
             resize(MIN_PAIRS * 4, 10, min, max),

@@ -104,7 +104,7 @@ pub fn band_frame(
         })
         .collect();
     let depth_sorted = RadixSort::output_index(DEPTH_KEY_BITS);
-    let by_depth = &band.depth_sort.values[depth_sorted];
+    let by_depth = || band.depth_sort.value_binding(depth_sorted);
     let capacity = &band.capacity;
     let pair_key_bits = key_bits(bins_for(capacity.tiles));
     // Each sort's result lies in the ping-pong buffer its key width decides.
@@ -171,12 +171,12 @@ pub fn band_frame(
             &band.counters,
             &sort.keys[0],
             &sort.values[0],
-            by_depth,
+            by_depth(),
         ),
         depth_order: pipelines.depth_sort.bind_group(
             device,
             &band.counters,
-            by_depth,
+            by_depth(),
             &band.tile_counts,
             &band.tile_offsets,
         ),
