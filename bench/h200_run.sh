@@ -60,7 +60,9 @@ for n in ${WHOLE_FRAME_CLOUDS:-}; do
     /tmp/bench --cloud-grid $n --whole-frame --frames ${FRAMES:-200} --warmup 30 \
         --json $OUT/ours_clouds${n}_frame.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
 done
-# The SH3 images (ours in each layout, gsplat's) travel as one archive.
-ls /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm >/dev/null 2>&1 \
-    && tar czf $OUT/sh3_images.tgz -C /tmp $(cd /tmp && ls ours_SH3_*.png gsplat_SH3_*.ppm 2>/dev/null)
+# At most 8 files come back from the lent machine: gpu.txt, the logs, and everything
+# else (the JSON reports, ours and gsplat's images, the SH3 layouts' images) in one
+# archive; bench/image_diff.py compares the images.
+cp /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm $OUT/ 2>/dev/null
+(cd $OUT && tar czf results.tgz --remove-files $(ls | grep -vx -e gpu.txt -e run.log -e main.log -e results.tgz))
 ls -la $OUT
