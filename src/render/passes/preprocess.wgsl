@@ -65,10 +65,9 @@ struct ChunkParams {
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<uniform> chunk: ChunkParams;
-// Bindings 2 (geometry) and 3 (SH) and the functions reading them, `load_geometry`,
-// `prepare_sh` (called once before the SH sum) and `sh_coefficient`, come from the
-// layout's file the host appends: `preprocess_full.wgsl` (f32, or f16 SH) or
-// `preprocess_compact.wgsl`.
+// Bindings 2 (geometry) and 3 (SH) and the functions reading them, `load_geometry`
+// and `sh_coefficient`, come from the layout's file the host appends:
+// `preprocess_full.wgsl` (f32, or f16 SH) or `preprocess_compact.wgsl`.
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
 // The view's counters (`indirect.wgsl`): the visible count, and the range of the depth
 // keys written (the largest, and the complement of the smallest, so that a buffer
@@ -334,7 +333,6 @@ fn project_splat(thread: u32) -> vec2<u32> {
     // this far costs nothing, where testing each coefficient of every splat cost the SH3
     // preprocess a second read of its coefficients.
     let dir = normalize(g.position - instances[instance].camera_in_cloud.xyz);
-    prepare_sh(index);
     let sum = sh_sum(index, dc, dir);
     if !finite4(vec4<f32>(sum, 0.0)) {
         return none;

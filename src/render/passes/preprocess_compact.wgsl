@@ -60,42 +60,17 @@ fn load_geometry(index: u32) -> SplatGeometry {
     return g;
 }
 
-// The splat's SH bytes past DC, realigned so that its byte b lies in word b / 4 (its
-// bytes start anywhere in a word: 45 a splat at degree 3), and their scale. Read once
-// per splat by `prepare_sh`, so that each coefficient's bytes are then found at
-// indices known when the shader is compiled: read where they lie in the buffer, every
-// coefficient cost three loads and a vector indexed at run time.
-var<private> rest_words: array<u32, 12>;
-var<private> rest_scale: f32;
-
-fn prepare_sh(index: u32) {
-    let rest = chunk.sh_stride - 3u;
-    let first = index * rest;
-    let word = first / 4u;
-    let shift = 8u * (first % 4u);
-    let words = (rest + 3u) / 4u;
-    rest_scale = unpack2x16float(splat_word(index, 6u)).y;
-    var low = sh[word];
-    for (var j = 0u; j < 12u; j++) {
-        if j < words {
-            let high = sh[word + j + 1u];
-            rest_words[j] = select((low >> shift) | (high << (32u - shift)), low, shift == 0u);
-            low = high;
-        }
-    }
-}
-
 // Words 5 and 6 are f16 pairs (DC r, g), (DC b, scale of the SH bytes).
 fn sh_coefficient(index: u32, k: u32) -> vec3<f32> {
+    let dc_b_scale = unpack2x16float(splat_word(index, 6u));
     if k == 0u {
-        let dc_b_scale = unpack2x16float(splat_word(index, 6u));
         return vec3<f32>(unpack2x16float(splat_word(index, 5u)), dc_b_scale.x);
     }
-    let first = 3u * (k - 1u);
+    let first = index * (chunk.sh_stride - 3u) + 3u * (k - 1u);
     var c: vec3<f32>;
     for (var channel = 0u; channel < 3u; channel++) {
         let byte = first + channel;
-        c[channel] = unpack4x8snorm(rest_words[byte / 4u])[byte % 4u];
+        c[channel] = unpack4x8snorm(sh[byte / 4u])[byte % 4u];
     }
-    return c * rest_scale;
+    return c * dc_b_scale.y;
 }

@@ -22,6 +22,3 @@ fn sh_coefficient(index: u32, k: u32) -> vec3<f32> {
     let i = 3u * k;
     return vec3<f32>(sh_value(index, i), sh_value(index, i + 1u), sh_value(index, i + 2u));
 }
-
-// The full layouts read each coefficient where it lies: nothing to gather first.
-fn prepare_sh(index: u32) {}
