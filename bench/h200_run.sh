@@ -2,6 +2,7 @@
 # One measuring run on the lent H200 machine (see BENCHMARKS.md). Expects, carried:
 #   .gl/   the Vulkan loader debs     .whl/  gsplat's wheel
 #   .bin/bench.xz  the release `bench` example, stripped and xz-compressed
+#   .bin/COMMIT    the commit it was built from (`git rev-parse --short HEAD`)
 # and writes its results under $OUT.
 set -uo pipefail
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -9,7 +10,9 @@ icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f "$icd" ] && export VK_DRIVER_FILES=$icd
 export WGPU_BACKEND=vulkan XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p -m 700 $XDG_RUNTIME_DIR
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee $OUT/gpu.txt
-git rev-parse HEAD 2>/dev/null | tee -a $OUT/gpu.txt
+# The binary's own commit (written beside it when it was built): the lent machine's
+# copy of .git can be older than the working tree it carries.
+echo "bench built from $(cat .bin/COMMIT 2>/dev/null || echo unknown)" | tee -a $OUT/gpu.txt
 python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('.bin/bench.xz'), open('/tmp/bench','wb'))" && chmod +x /tmp/bench
 # BINDING_MIB: run under storage bindings of that size (views split into bands).
 limit=""; [ -n "${BINDING_MIB:-}" ] && limit="--max-binding-mib $BINDING_MIB"
