@@ -5,6 +5,7 @@ use bevy::camera::visibility::{
     NoFrustumCulling, Visibility, VisibilityClass, add_visibility_class,
 };
 use bevy::ecs::prelude::*;
+use bevy::reflect::prelude::*;
 use bevy::transform::components::Transform;
 
 use crate::asset::GaussianSplats;
@@ -14,7 +15,8 @@ use crate::asset::GaussianSplats;
 /// The cloud is drawn in its own frame under the entity's `Transform`, so it moves,
 /// hides and despawns like any entity. Its `Aabb` is kept up to date from the asset,
 /// so cameras skip clouds outside their frustum (add `NoFrustumCulling` to opt out).
-#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
 #[require(Transform, Visibility, VisibilityClass)]
 #[component(on_add = add_visibility_class::<GaussianCloud>)]
 pub struct GaussianCloud(pub Handle<GaussianSplats>);
@@ -22,7 +24,8 @@ pub struct GaussianCloud(pub Handle<GaussianSplats>);
 /// How a cloud's splats are rasterized, as gsplat's `rasterize_mode` says it. Without
 /// this component a cloud follows its asset: antialiased where the file says it was
 /// trained so ([`GaussianSplats::antialiased`]), classic otherwise.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq, Hash)]
 pub enum SplatRasterMode {
     /// The 3DGS reference: each splat's screen footprint widened by 0.3 px².
     #[default]

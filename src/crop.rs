@@ -1,8 +1,9 @@
 //! Crop volumes: boxes and spheres in a cloud's frame that keep or cut away the splats
 //! whose centres they contain.
 
-use bevy::ecs::component::Component;
+use bevy::ecs::prelude::*;
 use bevy::math::{Mat4, Quat, Vec3};
+use bevy::reflect::prelude::*;
 
 /// At most this many volumes of a [`SplatCrop`] act (the rest are ignored with a
 /// warning): each is tested for every splat of every frame.
@@ -15,19 +16,22 @@ pub const MAX_CROP_VOLUMES: usize = crate::render::passes::preprocess::MAX_CROP_
 ///
 /// A volume with a zero, negative or non-finite size contains nothing: as the only
 /// keep volume it keeps nothing; as a cut volume it cuts nothing.
-#[derive(Component, Clone, Debug, Default, PartialEq)]
+#[derive(Component, Clone, Debug, Default, PartialEq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub struct SplatCrop {
     pub volumes: Vec<CropVolume>,
 }
 
 /// One box or sphere and what it does to the splats inside it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Debug, Clone, PartialEq)]
 pub struct CropVolume {
     pub shape: CropShape,
     pub mode: CropMode,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Debug, Clone, PartialEq)]
 pub enum CropShape {
     /// A box of `half_size` about `centre`, turned by `rotation`.
     Box {
@@ -41,7 +45,8 @@ pub enum CropShape {
     },
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+#[reflect(Default, Debug, Clone, PartialEq, Hash)]
 pub enum CropMode {
     /// Keep what is inside (and, with any keep volume, cut everything outside them).
     #[default]

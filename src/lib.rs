@@ -31,7 +31,7 @@ mod tint;
 use bevy::app::{App, Plugin, PostUpdate};
 use bevy::asset::AssetApp;
 use bevy::camera::visibility::VisibilitySystems;
-use bevy::ecs::schedule::IntoScheduleConfigs;
+use bevy::ecs::schedule::{IntoScheduleConfigs, SystemSet};
 
 #[cfg(feature = "gltf")]
 pub use asset::{GaussianScene, GltfSplatLoader};
@@ -52,24 +52,72 @@ pub use render::{
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
 pub use tint::SplatTint;
 
+/// The system sets the plugins' main-world systems run in, to order your own systems
+/// against them: `app.add_systems(Update, my_system.after(SplatSystems::SceneSpawn))`.
+///
+/// Each set lives in one schedule (named below); ordering against it only means
+/// something in that schedule.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SplatSystems {
+    /// `PostUpdate`, inside `VisibilitySystems::CalculateBounds` (from
+    /// [`GaussianSplatPlugin`]): each cloud's `Aabb` is inserted or refreshed from its
+    /// asset once the asset is loaded or changes, before frustum culling reads it.
+    Bounds,
+    /// `Update` (from [`GaussianSplatPlugin`], with the `gltf` feature): each
+    /// `GaussianSceneRoot` whose scene has loaded gets its node and cloud entities and
+    /// a `GaussianSceneSpawned`. Systems after it see them (commands are applied
+    /// between).
+    SceneSpawn,
+    /// `PreUpdate` (from [`SplatRaycastPlugin`]): a BVH build starts for each splat
+    /// asset that loaded or changed, and builds that finished are taken in. Ray casts
+    /// ([`SplatRaycast`]) after it use the trees ready this frame.
+    Bvh,
+    /// `PreUpdate`, inside `PickingSystems::Backend` (from `SplatPickingPlugin`, with
+    /// the `picking` feature): pointer pixels are sent to the GPU and the latest answers
+    /// become `PointerHits` on clouds.
+    Picking,
+}
+
 /// Registers the splat asset and its loaders (every splat file format, glTF scenes
 /// with the `gltf` feature), the [`GaussianCloud`] component and, where the app
 /// renders, the splat render pipeline.
+///
+/// Its main-world systems run in [`SplatSystems`]; its public components and resources
+/// are registered for reflection.
 #[derive(Default)]
 pub struct GaussianSplatPlugin;
 
 impl Plugin for GaussianSplatPlugin {
     fn build(&self, app: &mut App) {
+        // Explicit even though Bevy's `reflect_auto_register` feature would find these
+        // types: that feature is optional (this crate builds Bevy without it) and not
+        // available on every platform.
+        app.register_type::<GaussianCloud>()
+            .register_type::<SplatRasterMode>()
+            .register_type::<SplatTint>()
+            .register_type::<SplatCrop>()
+            .register_type::<CropVolume>()
+            .register_type::<CropShape>()
+            .register_type::<CropMode>();
         app.init_asset::<GaussianSplats>()
             .init_asset_loader::<SplatLoader>()
+            .configure_sets(
+                PostUpdate,
+                SplatSystems::Bounds.in_set(VisibilitySystems::CalculateBounds),
+            )
             .add_systems(
                 PostUpdate,
-                cloud::update_cloud_bounds.in_set(VisibilitySystems::CalculateBounds),
+                cloud::update_cloud_bounds.in_set(SplatSystems::Bounds),
             )
             .add_plugins(render::SplatRenderPlugin);
         #[cfg(feature = "gltf")]
-        app.init_asset::<GaussianScene>()
+        app.register_type::<GaussianSceneRoot>()
+            .register_type::<GaussianSceneSpawned>()
+            .init_asset::<GaussianScene>()
             .init_asset_loader::<GltfSplatLoader>()
-            .add_systems(bevy::app::Update, scene::spawn_gaussian_scenes);
+            .add_systems(
+                bevy::app::Update,
+                scene::spawn_gaussian_scenes.in_set(SplatSystems::SceneSpawn),
+            );
     }
 }

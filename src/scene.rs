@@ -6,6 +6,7 @@ use bevy::asset::{Assets, Handle};
 use bevy::camera::visibility::Visibility;
 use bevy::ecs::name::Name;
 use bevy::ecs::prelude::*;
+use bevy::reflect::prelude::*;
 use bevy::transform::components::Transform;
 
 use crate::asset::GaussianScene;
@@ -13,14 +14,18 @@ use crate::cloud::GaussianCloud;
 
 /// Spawns a glTF splat scene under this entity once it has loaded:
 /// `commands.spawn(GaussianSceneRoot(assets.load("scene.glb")))`.
-#[derive(Component, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Component, Clone, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
 #[require(Transform, Visibility)]
 pub struct GaussianSceneRoot(pub Handle<GaussianScene>);
 
 /// Marks a root whose scene has been spawned, and holds what it spawned.
-#[derive(Component, Debug)]
+#[derive(Component, Clone, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Component, Debug, Clone, PartialEq)]
 pub struct GaussianSceneSpawned {
-    /// The entity of each node, in [`GaussianScene::nodes`] order.
+    /// The entity of each node, in [`GaussianScene::nodes`] order. Mapped like
+    /// `Children` when the root is saved in or spawned from a Bevy scene.
+    #[entities]
     pub nodes: Vec<Entity>,
 }
 

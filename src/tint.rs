@@ -1,12 +1,14 @@
 //! Per-cloud colour and opacity multipliers, applied as the splats are projected.
 
-use bevy::ecs::component::Component;
+use bevy::ecs::prelude::*;
 use bevy::math::Vec3;
+use bevy::reflect::prelude::*;
 
 /// Multiplies a cloud's colours and opacities without touching its asset: a fade-in,
 /// a highlight, a ghosted copy. Applied in the preprocess, so changing it every frame
 /// costs nothing; an opacity of 0 draws nothing and is not hit by ray casts.
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[derive(Component, Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub struct SplatTint {
     /// Multiplies each splat's colour (the trained sRGB values, after SH evaluation).
     pub rgb: Vec3,

@@ -2,10 +2,12 @@
 
 use bevy::ecs::entity::Entity;
 use bevy::math::Vec3;
+use bevy::reflect::prelude::*;
 
 /// The splat-specific part of a pointer hit on a cloud, attached to its `HitData`:
 /// read it in an observer with `hit.extra_as::<SplatHit>()`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Reflect)]
+#[reflect(Debug, Clone, PartialEq)]
 pub struct SplatHit {
     /// The cloud that was hit.
     pub cloud: Entity,

@@ -8,10 +8,10 @@
 //! tile data (`render/passes/pick.rs`), so what is picked is what is seen at any scene
 //! size; the answer comes back a frame or two late and never stalls a frame.
 //!
-//! - [`backend`]: the picking backend (pointer pixels to the GPU, answers to
+//! - `backend`: the picking backend (pointer pixels to the GPU, answers to
 //!   `PointerHits`);
-//! - [`hit`]: [`SplatHit`], the splat-specific data on each hit;
-//! - [`settings`]: which cameras pick.
+//! - `hit`: [`SplatHit`], the splat-specific data on each hit;
+//! - `settings`: which cameras pick ([`SplatPickingSettings`], [`SplatPickingCamera`]).
 
 mod backend;
 mod hit;
@@ -20,6 +20,8 @@ mod settings;
 use bevy::app::{App, Plugin, PreUpdate};
 use bevy::ecs::prelude::*;
 use bevy::picking::PickingSystems;
+
+use crate::SplatSystems;
 
 pub use hit::SplatHit;
 pub use settings::{SplatPickingCamera, SplatPickingSettings};
@@ -36,11 +38,18 @@ pub struct SplatPickingPlugin;
 
 impl Plugin for SplatPickingPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<SplatPickingSettings>()
+        app.register_type::<SplatPickingSettings>()
+            .register_type::<SplatPickingCamera>()
+            .register_type::<SplatHit>()
+            .init_resource::<SplatPickingSettings>()
             .init_resource::<backend::PickLedger>()
+            .configure_sets(
+                PreUpdate,
+                SplatSystems::Picking.in_set(PickingSystems::Backend),
+            )
             .add_systems(
                 PreUpdate,
-                backend::splat_picking.in_set(PickingSystems::Backend),
+                backend::splat_picking.in_set(SplatSystems::Picking),
             );
     }
 }

@@ -26,6 +26,8 @@ pub mod raycast_param;
 use bevy::app::{App, Plugin, PreUpdate};
 use bevy::ecs::schedule::IntoScheduleConfigs;
 
+use crate::SplatSystems;
+
 pub use bvh::SplatBvh;
 pub use bvh_cache::SplatBvhs;
 pub use cast::{CastSettings, MAX_THRESHOLD, MIN_THRESHOLD, RayHit};
@@ -44,7 +46,9 @@ impl Plugin for SplatRaycastPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<SplatBvhs>().add_systems(
             PreUpdate,
-            (bvh_cache::start_bvh_builds, bvh_cache::finish_bvh_builds).chain(),
+            (bvh_cache::start_bvh_builds, bvh_cache::finish_bvh_builds)
+                .chain()
+                .in_set(SplatSystems::Bvh),
         );
     }
 }

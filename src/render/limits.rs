@@ -1,7 +1,8 @@
 //! Caps an app can put on the GPU resources the splat passes use, below what the
 //! device offers.
 
-use bevy::ecs::resource::Resource;
+use bevy::ecs::prelude::*;
+use bevy::reflect::prelude::*;
 use bevy::render::extract_resource::ExtractResource;
 use bevy::render::renderer::RenderDevice;
 
@@ -15,7 +16,8 @@ pub const MIN_STORAGE_BINDING_BYTES: u64 = 64 << 10;
 ///
 /// Read when a cloud uploads and when a view sizes its buffers: set it before clouds
 /// load.
-#[derive(Resource, ExtractResource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Resource, ExtractResource, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Resource, Default, Debug, Clone, PartialEq)]
 pub struct SplatGpuLimits {
     /// The largest storage buffer binding the passes use, in bytes (at least
     /// [`MIN_STORAGE_BINDING_BYTES`]); `None`: the device's. A smaller one makes a view

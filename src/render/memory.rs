@@ -3,11 +3,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use bevy::ecs::resource::Resource;
+use bevy::ecs::prelude::*;
+use bevy::reflect::prelude::*;
 
 /// Bytes of GPU buffers and textures the splat renderer holds right now: cloud data
 /// and every view's working buffers. Shared between the main and render worlds.
-#[derive(Resource, Clone, Default, Debug)]
+///
+/// Reflected as an opaque value (its `Debug` shows the count): a reflected field would
+/// have to be the counter itself, and a copy made through reflection must stay shared
+/// with the renderer's, as a `Clone` is.
+#[derive(Resource, Clone, Default, Debug, Reflect)]
+#[reflect(opaque)]
+#[reflect(Resource, Default, Debug, Clone)]
 pub struct SplatMemory(Arc<AtomicU64>);
 
 impl SplatMemory {

@@ -5,13 +5,13 @@
 //! composite.
 //!
 //! - [`passes`]: one module per compute pass, its WGSL beside it;
-//! - [`view`]: what each camera keeps across frames (its bands, their buffers, the
+//! - `view`: what each camera keeps across frames (its bands, their buffers, the
 //!   counters read back from the GPU, the statistics) and the frame it records;
-//! - here: the plugin, [`extract`]ion from the main world, [`prepare`] (sizes the
-//!   views' buffers and binds their frame), the graph [`node`] that records it, the
+//! - here: the plugin, `extract`ion from the main world, `prepare` (sizes the
+//!   views' buffers and binds their frame), the graph `node` that records it, the
 //!   GPU upload of each cloud ([`gpu_cloud`]), the GPU memory accounting
-//!   ([`memory`]) and the caps an app may set below the device's limits
-//!   ([`limits`]).
+//!   (`memory`, [`SplatMemory`]) and the caps an app may set below the device's
+//!   limits (`limits`, [`SplatGpuLimits`]).
 //!
 //! See `docs/ARCHITECTURE.md` for the whole map.
 
@@ -73,7 +73,9 @@ impl Plugin for SplatRenderPlugin {
         app.insert_resource(memory.clone())
             .insert_resource(stats.clone())
             .insert_resource(answers.clone())
-            .init_resource::<SplatGpuLimits>();
+            .init_resource::<SplatGpuLimits>()
+            .register_type::<SplatGpuLimits>()
+            .register_type::<SplatMemory>();
         // Without a renderer (a server, an asset tool) clouds are plain data.
         if app.get_sub_app(RenderApp).is_none() {
             return;
