@@ -6,7 +6,8 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use bevy_splat::render::passes::radix_sort::{
-    ONESWEEP_LARGEST_SORT, RadixSort, SORT_BLOCK, SortAlgorithm, SortBuffers, SortKey, SortValues,
+    LookBack, ONESWEEP_LARGEST_SORT, RadixSort, SORT_BLOCK, SORT_WORKGROUP_SIZE, SortAlgorithm,
+    SortBuffers, SortKey, SortStorage, SortValues,
 };
 use bevy_splat::render::passes::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
@@ -17,14 +18,15 @@ const COUNT_WORD: usize = 67;
 const TOTAL_WORD: usize = 3;
 const COUNTER_WORDS: usize = 80;
 const SENTINEL: u32 = 0xDEAD_BEEF;
-/// The algorithms every sort test runs here: the classic steps on every adapter, and
+/// The algorithms most sort tests run here: the classic steps on every adapter, and
 /// the one-sweep sort where the plugin runs it (`SortAlgorithm::for_adapter`: NVIDIA
 /// and AMD GPUs through a native API) or when `BEVY_SPLAT_TEST_ONESWEEP` is set. On
-/// lavapipe, which the plugin gives the classic steps, the one-sweep sort goes wrong
-/// now and then (on a 2-core machine about one run of this file in three: wrong keys
-/// or a crash). Its blocks spin on one another's look-back words, and lavapipe has
-/// mis-run such loops before (`radix_sort_onesweep.wgsl`); a flaky test there would
-/// say nothing about the sort the plugin draws with.
+/// lavapipe (CI) the one-sweep sort once went wrong in about one run of this file in
+/// three, from lavapipe's loop budget (`radix_sort_onesweep.wgsl`); since its waits
+/// are bounded it is exact there too, and CI tests it through
+/// [`sort_stress_matches_cpu_stable_sort`] and [`one_sweep_fallback_counts_exactly`],
+/// which run it on every adapter. Running every test below with both algorithms on
+/// lavapipe would double this file's time for little more.
 fn algorithms(gpu: &Gpu) -> Vec<SortAlgorithm> {
     let onesweep = SortAlgorithm::for_adapter(&gpu.device.adapter_info())
         == SortAlgorithm::OneSweep
@@ -34,7 +36,8 @@ fn algorithms(gpu: &Gpu) -> Vec<SortAlgorithm> {
         algorithms.push(SortAlgorithm::OneSweep);
     } else {
         eprintln!(
-            "{}: the one-sweep sort is not tested here (set BEVY_SPLAT_TEST_ONESWEEP)",
+            "{}: the one-sweep sort is tested here only by the stress and fallback tests \
+             (set BEVY_SPLAT_TEST_ONESWEEP for all)",
             gpu.describe()
         );
     }
@@ -450,7 +453,9 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Timings for a real GPU (lavapipe's say nothing):
 /// `cargo test --test gpu_sort -- --ignored --nocapture`. `BENCH_PAIRS` sets the pair
-/// count (default 30M, the renderer's load for a 5.8M-splat scene).
+/// count (default 30M, the renderer's load for a 5.8M-splat scene; the one-sweep sort
+/// runs up to `ONESWEEP_LARGEST_SORT`), `BENCH_LOOK_BACK_SPINS` the one-sweep
+/// look-back's spins (`LookBack::Wait`).
 #[test]
 #[ignore = "benchmark, for real GPUs"]
 fn benchmark_sort_and_scan() {
@@ -478,11 +483,24 @@ fn benchmark_sort_and_scan() {
 fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
     const ITERATIONS: usize = 12;
     const WARM_UP: usize = 4;
-    let sort = RadixSort::with_key(&gpu.device, SortKey::U64, algorithm);
+    let spins = env_number("BENCH_LOOK_BACK_SPINS").map(|spins| spins as u32);
+    let sort = match (algorithm, spins) {
+        (SortAlgorithm::OneSweep, Some(spins)) => {
+            RadixSort::with_look_back(&gpu.device, SortKey::U64, LookBack::Wait { spins })
+        }
+        _ => RadixSort::with_key(&gpu.device, SortKey::U64, algorithm),
+    };
     let counter = counters(gpu, n);
     let buffers = SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
+    let fallbacks = || {
+        buffers.look_back_fallbacks().map(|(buffer, offset)| {
+            let words: Vec<u32> = gpu.read(buffer, offset as usize / 4 + 1);
+            words[offset as usize / 4]
+        })
+    };
     eprintln!(
-        "{algorithm:?} sort buffers for {n} pairs: {:.1} MiB",
+        "{:?} sort buffers for {n} pairs ({spins:?} spins): {:.1} MiB",
+        buffers.algorithm(),
         buffers.gpu_bytes() as f64 / (1 << 20) as f64
     );
     let queries: Vec<wgpu::QuerySet> = (0..ITERATIONS)
@@ -523,6 +541,7 @@ fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
             continue;
         }
         let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
+        let fallbacks_before = fallbacks();
         let pristine_keys = gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC);
         let passes = key_bits.div_ceil(8) as usize;
         let stamps = 1 + 3 * passes as u32;
@@ -578,6 +597,12 @@ fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
             f64::from(n) / total(mid) / 1e3,
             steps.join(" | ")
         );
+        if let (Some(before), Some(after)) = (fallbacks_before, fallbacks()) {
+            eprintln!(
+                "  look-back fallbacks over the warm-up and the {ITERATIONS} timed sorts: {}",
+                after.wrapping_sub(before)
+            );
+        }
         // Full check in O(n): a permutation, keys carried along, sorted, stable.
         let mask = if key_bits >= 64 {
             u64::MAX
@@ -750,4 +775,610 @@ fn large_sorts_run_the_classic_steps() {
     );
     let classic = RadixSort::with_key(&gpu.device, SortKey::U32, SortAlgorithm::Classic);
     assert_eq!(classic.algorithm_for(1), SortAlgorithm::Classic);
+}
+
+/// Key sets [`sort_stress_matches_cpu_stable_sort`] sorts per algorithm, unless
+/// `BEVY_SPLAT_SORT_STRESS` gives another count (say 10000 on a real GPU).
+const STRESS_SETS: usize = 2000;
+/// Largest pair count of a stress sort (its buffers' capacity).
+const STRESS_CAPACITY: u32 = 1 << 20;
+/// Most pairs and sorts in one submission: the sorts of a batch run back to back on
+/// the same buffers, each fed and read back by copies.
+const STRESS_BATCH_PAIRS: u64 = 1 << 20;
+const STRESS_BATCH_SORTS: usize = 64;
+
+/// How a stress set's keys are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StressKeys {
+    Uniform,
+    AllEqual,
+    Sorted,
+    Reversed,
+    /// Every key has one bit set, a random one of the key bits.
+    SingleBit,
+    /// Two keys that differ in one bit.
+    OneBitDiffers,
+    /// 2 to 16 distinct keys: long runs of equal digits.
+    FewDistinct,
+    /// Random bits above `key_bits` too, which the sort must ignore.
+    AboveKeyBits,
+    /// Only 0 and the largest key: every digit at either end.
+    ZeroOrMax,
+    /// Sorted, then a few swaps.
+    NearlySorted,
+    /// i mod a small period: a digit pattern repeating across blocks.
+    Sawtooth,
+}
+
+const STRESS_KINDS: [StressKeys; 11] = [
+    StressKeys::Uniform,
+    StressKeys::AllEqual,
+    StressKeys::Sorted,
+    StressKeys::Reversed,
+    StressKeys::SingleBit,
+    StressKeys::OneBitDiffers,
+    StressKeys::FewDistinct,
+    StressKeys::AboveKeyBits,
+    StressKeys::ZeroOrMax,
+    StressKeys::NearlySorted,
+    StressKeys::Sawtooth,
+];
+
+/// The sorts a stress run drives: key type and where the values come from, as the
+/// renderer's pair sort (u32 keys, given values) and depth sort (u32 keys, values the
+/// input indices) run it, and 64-bit keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StressSort {
+    U64,
+    U32,
+    U32InputIndex,
+}
+
+const STRESS_SORTS: [StressSort; 3] = [StressSort::U64, StressSort::U32, StressSort::U32InputIndex];
+
+impl StressSort {
+    fn key(self) -> SortKey {
+        match self {
+            StressSort::U64 => SortKey::U64,
+            StressSort::U32 | StressSort::U32InputIndex => SortKey::U32,
+        }
+    }
+
+    fn key_width(self) -> u32 {
+        8 * self.key().bytes() as u32
+    }
+}
+
+struct StressCase {
+    sort: StressSort,
+    kind: StressKeys,
+    n: u32,
+    key_bits: u32,
+    keys: Vec<u64>,
+    values: Vec<u32>,
+}
+
+impl StressCase {
+    fn new(sort: StressSort, kind: StressKeys, n: u32, key_bits: u32, rng: &mut Rng) -> Self {
+        let width = sort.key_width();
+        let key_bits = key_bits.clamp(1, width);
+        let keys = stress_keys(kind, n as usize, key_bits, width, rng);
+        // Distinct values (an odd multiplier is a bijection), so that the values say
+        // whether equal keys kept their order.
+        let salt = rng.next() as u32;
+        let values = (0..n).map(|i| i.wrapping_mul(0x9E37_79B1) ^ salt).collect();
+        Self {
+            sort,
+            kind,
+            n,
+            key_bits,
+            keys,
+            values,
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{:?} sort of {} pairs, {:?} keys, {} bits",
+            self.sort, self.n, self.kind, self.key_bits
+        )
+    }
+
+    /// The GPU's sorted keys and values against a CPU stable sort by the low
+    /// `key_bits` bits: the first difference, if any.
+    fn check(&self, got_keys: &[u64], got_values: &[u32]) -> Result<(), String> {
+        let mask = low_bits(self.key_bits);
+        let mut order: Vec<u32> = (0..self.n).collect();
+        order.sort_by_key(|&i| self.keys[i as usize] & mask);
+        let want_value = |i: u32| match self.sort {
+            StressSort::U32InputIndex => i,
+            StressSort::U64 | StressSort::U32 => self.values[i as usize],
+        };
+        let wrong = order.iter().enumerate().find(|&(slot, &i)| {
+            got_keys[slot] != self.keys[i as usize] || got_values[slot] != want_value(i)
+        });
+        match wrong {
+            None => Ok(()),
+            Some((slot, &i)) => Err(format!(
+                "{}: first mismatch at {slot}: got key {:#x} value {}, want key {:#x} value {}",
+                self.describe(),
+                got_keys[slot],
+                got_values[slot],
+                self.keys[i as usize],
+                want_value(i)
+            )),
+        }
+    }
+}
+
+fn low_bits(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// `n` keys of `width` bits whose low `key_bits` bits are sorted.
+fn stress_keys(kind: StressKeys, n: usize, key_bits: u32, width: u32, rng: &mut Rng) -> Vec<u64> {
+    let mask = low_bits(key_bits);
+    let word = low_bits(width);
+    let uniform = |rng: &mut Rng| rng.next() & mask;
+    let mut keys: Vec<u64> = match kind {
+        StressKeys::Uniform
+        | StressKeys::Sorted
+        | StressKeys::Reversed
+        | StressKeys::NearlySorted => (0..n).map(|_| uniform(rng)).collect(),
+        StressKeys::AllEqual => vec![rng.next() & mask; n],
+        StressKeys::SingleBit => (0..n)
+            .map(|_| 1u64 << rng.below(u64::from(key_bits)))
+            .collect(),
+        StressKeys::OneBitDiffers => {
+            let base = rng.next() & mask;
+            let bit = 1u64 << rng.below(u64::from(key_bits));
+            (0..n)
+                .map(|_| if rng.below(2) == 0 { base } else { base ^ bit })
+                .collect()
+        }
+        StressKeys::FewDistinct => {
+            let few: Vec<u64> = (0..2 + rng.below(15)).map(|_| rng.next() & mask).collect();
+            (0..n)
+                .map(|_| few[rng.below(few.len() as u64) as usize])
+                .collect()
+        }
+        StressKeys::AboveKeyBits => (0..n).map(|_| rng.next() & word).collect(),
+        StressKeys::ZeroOrMax => (0..n)
+            .map(|_| if rng.below(2) == 0 { 0 } else { mask })
+            .collect(),
+        StressKeys::Sawtooth => {
+            let period = 1 + rng.below(300);
+            let step = uniform(rng) | 1;
+            (0..n as u64)
+                .map(|i| (i % period).wrapping_mul(step) & mask)
+                .collect()
+        }
+    };
+    match kind {
+        StressKeys::Sorted => keys.sort_unstable(),
+        StressKeys::Reversed => keys.sort_unstable_by(|a, b| b.cmp(a)),
+        StressKeys::NearlySorted => {
+            keys.sort_unstable();
+            for _ in 0..n.div_ceil(100) {
+                let (a, b) = (rng.below(n as u64), rng.below(n as u64));
+                keys.swap(a as usize, b as usize);
+            }
+        }
+        _ => {}
+    }
+    keys
+}
+
+/// Pair counts where blocks and workgroups begin and end: 0, around a workgroup's
+/// threads, and around 1, 2, 4 (a histogram workgroup's blocks) and 5 sort blocks.
+fn boundary_sizes() -> Vec<u32> {
+    let mut sizes = vec![0, 1, 2];
+    let wg = SORT_WORKGROUP_SIZE;
+    sizes.extend([wg - 1, wg, wg + 1]);
+    for blocks in [1, 2, 4, 5] {
+        let at = blocks * SORT_BLOCK;
+        sizes.extend([at - 1, at, at + 1]);
+    }
+    sizes
+}
+
+/// The `count` key sets of a stress run: every sort at the boundary sizes and three
+/// large sets first, then random ones, mostly small (many sorts in little time) and
+/// often within a few pairs of a block boundary.
+fn stress_cases(count: usize, seed: u64) -> impl Iterator<Item = StressCase> {
+    let mut rng = Rng(seed);
+    let mut fixed: Vec<(StressSort, u32, u32)> = Vec::new();
+    for (i, n) in boundary_sizes().into_iter().enumerate() {
+        for (j, sort) in STRESS_SORTS.into_iter().enumerate() {
+            let bits = [sort.key_width(), 8, 9, 17][(i + j) % 4];
+            fixed.push((sort, n, bits));
+        }
+    }
+    fixed.extend([
+        (StressSort::U64, 262_145, 64),
+        (StressSort::U32, STRESS_CAPACITY, 32),
+        (StressSort::U32InputIndex, 600_001, 20),
+    ]);
+    (0..count).map(move |i| {
+        let kind = STRESS_KINDS[i % STRESS_KINDS.len()];
+        let (sort, n, key_bits) = match fixed.get(i) {
+            Some(&case) => case,
+            None => {
+                let sort = STRESS_SORTS[rng.below(STRESS_SORTS.len() as u64) as usize];
+                let n = match rng.below(10) {
+                    0..=3 => rng.below(600) as u32,
+                    4..=6 => {
+                        let blocks = 1 + rng.below(3) as u32;
+                        (blocks * SORT_BLOCK + rng.below(5) as u32).saturating_sub(2)
+                    }
+                    _ => rng.below(6_000) as u32,
+                };
+                let width = sort.key_width();
+                // Half the widths where a pass begins or ends, half anywhere.
+                let key_bits = if rng.below(2) == 0 {
+                    [1, 7, 8, 9, 16, 17, 24, 25, 32, 33, 40, 48, 56, 57, 63, 64]
+                        [rng.below(16) as usize]
+                } else {
+                    1 + rng.below(u64::from(width)) as u32
+                };
+                (sort, n, key_bits.min(width))
+            }
+        };
+        StressCase::new(sort, kind, n, key_bits, &mut rng)
+    })
+}
+
+/// One sort of each [`StressSort`], with buffers for the largest stress set, reused
+/// by every set.
+struct StressRig {
+    sorts: Vec<(RadixSort, StressSort)>,
+    buffers: Vec<(SortBuffers, wgpu::Buffer)>,
+}
+
+impl StressRig {
+    fn new(gpu: &Gpu, algorithm: SortAlgorithm) -> Self {
+        let mut sorts = Vec::new();
+        let mut buffers = Vec::new();
+        for which in STRESS_SORTS {
+            let sort = RadixSort::with_key(&gpu.device, which.key(), algorithm);
+            let counter = counters(gpu, 0);
+            let values = match which {
+                StressSort::U32InputIndex => SortValues::InputIndex,
+                StressSort::U64 | StressSort::U32 => SortValues::Given,
+            };
+            let storage = SortStorage::allocate(&gpu.device, which.key(), STRESS_CAPACITY);
+            let sort_buffers = SortBuffers::in_storage(
+                &gpu.device,
+                &sort,
+                storage,
+                STRESS_CAPACITY,
+                &counter,
+                (COUNT_WORD * 4) as u64,
+                None,
+                values,
+            );
+            assert_eq!(sort_buffers.algorithm(), algorithm);
+            if values == SortValues::InputIndex {
+                // Values the sort must not read.
+                let garbage = vec![SENTINEL; STRESS_CAPACITY as usize];
+                gpu.queue
+                    .write_buffer(&sort_buffers.values[0], 0, bytemuck::cast_slice(&garbage));
+            }
+            sorts.push((sort, which));
+            buffers.push((sort_buffers, counter));
+        }
+        Self { sorts, buffers }
+    }
+
+    /// Sorts every case of `cases` in one submission and checks each against the CPU:
+    /// the errors of the sets that came out wrong.
+    fn sort_batch(&self, gpu: &Gpu, cases: &[StressCase]) -> Vec<String> {
+        // Everything the copies feed in, then every result read back.
+        let mut upload: Vec<u8> = Vec::new();
+        let mut read_at = Vec::new();
+        let mut read_bytes = 0u64;
+        for case in cases {
+            match case.sort.key() {
+                SortKey::U64 => upload.extend_from_slice(bytemuck::cast_slice(&case.keys)),
+                SortKey::U32 => {
+                    for &key in &case.keys {
+                        upload.extend_from_slice(&(key as u32).to_le_bytes());
+                    }
+                }
+            }
+            upload.extend_from_slice(bytemuck::cast_slice(&case.values));
+            upload.extend_from_slice(&case.n.to_le_bytes());
+            read_at.push(read_bytes);
+            read_bytes += u64::from(case.n) * (case.sort.key().bytes() + 4);
+        }
+        let upload = gpu.upload(&upload, wgpu::BufferUsages::COPY_SRC);
+        let readback = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sort stress readback"),
+            size: read_bytes.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        let mut upload_at = 0u64;
+        for (case, &read_at) in cases.iter().zip(&read_at) {
+            let index = STRESS_SORTS
+                .iter()
+                .position(|&s| s == case.sort)
+                .expect("every stress sort has a rig");
+            let (sort, _) = &self.sorts[index];
+            let (buffers, counter) = &self.buffers[index];
+            let n = u64::from(case.n);
+            let key_bytes = n * case.sort.key().bytes();
+            if n > 0 {
+                encoder.copy_buffer_to_buffer(&upload, upload_at, &buffers.keys[0], 0, key_bytes);
+                if case.sort != StressSort::U32InputIndex {
+                    encoder.copy_buffer_to_buffer(
+                        &upload,
+                        upload_at + key_bytes,
+                        &buffers.values[0],
+                        0,
+                        n * 4,
+                    );
+                }
+            }
+            upload_at += key_bytes + n * 4;
+            encoder.copy_buffer_to_buffer(&upload, upload_at, counter, (COUNT_WORD * 4) as u64, 4);
+            upload_at += 4;
+            let out = {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                sort.encode(&mut pass, buffers, case.key_bits)
+            };
+            if n > 0 {
+                encoder.copy_buffer_to_buffer(&buffers.keys[out], 0, &readback, read_at, key_bytes);
+                encoder.copy_buffer_to_buffer(
+                    &buffers.values[out],
+                    0,
+                    &readback,
+                    read_at + key_bytes,
+                    n * 4,
+                );
+            }
+        }
+        gpu.queue.submit([encoder.finish()]);
+        let mut errors = Vec::new();
+        if read_bytes == 0 {
+            gpu.wait();
+            return errors;
+        }
+        readback.slice(..).map_async(wgpu::MapMode::Read, |result| {
+            result.expect("mapping the stress readback failed");
+        });
+        gpu.wait();
+        let bytes = readback.slice(..).get_mapped_range();
+        for (case, &at) in cases.iter().zip(&read_at) {
+            let n = case.n as usize;
+            let at = at as usize;
+            let key_bytes = n * case.sort.key().bytes() as usize;
+            let keys: Vec<u64> = match case.sort.key() {
+                SortKey::U64 => bytemuck::pod_collect_to_vec(&bytes[at..at + key_bytes]),
+                SortKey::U32 => {
+                    let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[at..at + key_bytes]);
+                    words.into_iter().map(u64::from).collect()
+                }
+            };
+            let values: Vec<u32> =
+                bytemuck::pod_collect_to_vec(&bytes[at + key_bytes..at + key_bytes + n * 4]);
+            if let Err(error) = case.check(&keys, &values) {
+                errors.push(error);
+            }
+        }
+        errors
+    }
+
+    /// The look-back fallbacks the one-sweep sorts took (0 for classic sorts).
+    fn fallbacks(&self, gpu: &Gpu) -> u64 {
+        self.buffers
+            .iter()
+            .filter_map(|(buffers, _)| buffers.look_back_fallbacks())
+            .map(|(buffer, offset)| {
+                let words: Vec<u32> = gpu.read(buffer, offset as usize / 4 + 1);
+                u64::from(words[offset as usize / 4])
+            })
+            .sum()
+    }
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    match text.trim().parse() {
+        Ok(number) => Some(number),
+        Err(_) => panic!("{name}={text:?} is not a number"),
+    }
+}
+
+/// Thousands of key sets, random and adversarial (all equal, sorted, reversed, one
+/// bit, few distinct values, bits above the sorted width, sizes at block and
+/// workgroup boundaries, a few large ones), with values, sorted on one device through
+/// buffers reused from set to set, against a CPU stable sort. Both algorithms on
+/// every adapter: the one-sweep sort is exact wherever it runs (lavapipe, whose
+/// threads stall one another's blocks, runs its look-back's fallback thousands of
+/// times). `BEVY_SPLAT_SORT_STRESS=N` sorts N sets per algorithm (default
+/// [`STRESS_SETS`]), `BEVY_SPLAT_SORT_STRESS_SEED` picks other sets.
+#[test]
+fn sort_stress_matches_cpu_stable_sort() {
+    let gpu = Gpu::new();
+    let count = env_number("BEVY_SPLAT_SORT_STRESS").map_or(STRESS_SETS, |n| n as usize);
+    let seed = env_number("BEVY_SPLAT_SORT_STRESS_SEED").unwrap_or(28);
+    for algorithm in [SortAlgorithm::Classic, SortAlgorithm::OneSweep] {
+        let start = Instant::now();
+        let rig = StressRig::new(&gpu, algorithm);
+        let mut sorted = 0usize;
+        let mut pairs = 0u64;
+        let mut errors = Vec::new();
+        let mut batch: Vec<StressCase> = Vec::new();
+        let mut batch_pairs = 0u64;
+        let mut cases = stress_cases(count, seed).peekable();
+        while let Some(case) = cases.next() {
+            batch_pairs += u64::from(case.n);
+            batch.push(case);
+            let next_fits = cases.peek().is_some_and(|next| {
+                batch.len() < STRESS_BATCH_SORTS
+                    && batch_pairs + u64::from(next.n) <= STRESS_BATCH_PAIRS
+            });
+            if !next_fits {
+                errors.extend(rig.sort_batch(&gpu, &batch));
+                sorted += batch.len();
+                pairs += batch_pairs;
+                batch.clear();
+                batch_pairs = 0;
+            }
+        }
+        let fallbacks = rig.fallbacks(&gpu);
+        eprintln!(
+            "sort stress: {algorithm:?} on {}: {sorted} key sets sorted ({pairs} pairs, seed \
+             {seed}), {} mismatches, {fallbacks} look-back fallbacks, {:.1?}",
+            gpu.describe(),
+            errors.len(),
+            start.elapsed()
+        );
+        for error in errors.iter().take(10) {
+            eprintln!("  {error}");
+        }
+        assert_eq!(sorted, count, "{algorithm:?}: key sets tried");
+        assert!(
+            errors.is_empty(),
+            "{algorithm:?}: {} sets sorted wrong",
+            errors.len()
+        );
+    }
+}
+
+/// The one-sweep look-back's fallback, which counts an earlier block's digits from its
+/// keys when that block has not published them in time: with
+/// `LookBack::CountEveryBlock` every block counts every block before it and reads
+/// nothing the others publish, so the sort is deterministic on any adapter (lavapipe
+/// included) and the fallback count is known exactly; with no spins, a block counts
+/// at once whichever earlier block it finds unpublished.
+#[test]
+fn one_sweep_fallback_counts_exactly() {
+    let gpu = Gpu::new();
+    let mut rng = Rng(12);
+    for look_back in [LookBack::CountEveryBlock, LookBack::Wait { spins: 0 }] {
+        for sort_kind in [StressSort::U64, StressSort::U32] {
+            let sort = RadixSort::with_look_back(&gpu.device, sort_kind.key(), look_back);
+            let sizes = [1, SORT_BLOCK + 1, 3 * SORT_BLOCK, 6 * SORT_BLOCK + 5];
+            for (i, n) in sizes.into_iter().enumerate() {
+                let kind = STRESS_KINDS[(i + 3) % STRESS_KINDS.len()];
+                let key_bits = [sort_kind.key_width(), 17, 8, 9][i % 4];
+                let case = StressCase::new(sort_kind, kind, n, key_bits, &mut rng);
+                let counter = counters(&gpu, n);
+                let buffers =
+                    SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
+                assert_eq!(buffers.algorithm(), SortAlgorithm::OneSweep);
+                match sort_kind.key() {
+                    SortKey::U64 => fill(&gpu, &buffers, &case.keys),
+                    SortKey::U32 => {
+                        let keys: Vec<u32> = case.keys.iter().map(|&k| k as u32).collect();
+                        fill(&gpu, &buffers, &keys);
+                    }
+                }
+                gpu.queue
+                    .write_buffer(&buffers.values[0], 0, bytemuck::cast_slice(&case.values));
+                let mut out = usize::MAX;
+                gpu.run(|pass| out = sort.encode(pass, &buffers, case.key_bits));
+                let keys: Vec<u64> = match sort_kind.key() {
+                    SortKey::U64 => gpu.read(&buffers.keys[out], n as usize),
+                    SortKey::U32 => gpu
+                        .read::<u32>(&buffers.keys[out], n as usize)
+                        .into_iter()
+                        .map(u64::from)
+                        .collect(),
+                };
+                let values: Vec<u32> = gpu.read(&buffers.values[out], n as usize);
+                let what = format!("{look_back:?}: {}", case.describe());
+                if let Err(error) = case.check(&keys, &values) {
+                    panic!("{what}: {error}");
+                }
+                let Some((status, offset)) = buffers.look_back_fallbacks() else {
+                    panic!("{what}: a one-sweep sort counts its fallbacks");
+                };
+                let fallbacks: Vec<u32> = gpu.read(status, offset as usize / 4 + 1);
+                let fallbacks = u64::from(fallbacks[offset as usize / 4]);
+                if look_back == LookBack::CountEveryBlock {
+                    // Block b counts blocks 0..b for each of the 256 digits, every pass.
+                    let blocks = u64::from(n.div_ceil(SORT_BLOCK));
+                    let passes = u64::from(case.key_bits.div_ceil(8));
+                    let want = passes * 256 * blocks * blocks.saturating_sub(1) / 2;
+                    assert_eq!(fallbacks, want, "{what}: fallbacks");
+                }
+                eprintln!("{what}: exact, {fallbacks} fallbacks");
+            }
+        }
+    }
+}
+
+/// A probe of the driver, not of this crate: how many iterations loops of a length
+/// known only at run time really run. lavapipe (Mesa's gallivm) stops every loop of
+/// an invocation once all its loops together have run 65,535 iterations, silently;
+/// this is what broke the one-sweep sort's unbounded look-back there (see
+/// `radix_sort_onesweep.wgsl`). `cargo test --test gpu_sort -- --ignored
+/// --nocapture driver_loop_budget` prints what the adapter does.
+#[test]
+#[ignore = "a probe of the driver; prints, asserts nothing"]
+fn driver_loop_budget_probe() {
+    let gpu = Gpu::new();
+    let source = "
+        @group(0) @binding(0) var<storage, read_write> io: array<u32>;
+        @compute @workgroup_size(8)
+        fn main(@builtin(local_invocation_index) t: u32) {
+            var x = t;
+            var first = 0u;
+            for (var i = 0u; i < io[0]; i++) { x = x * 1664525u + 1013904223u; first += 1u; }
+            var second = 0u;
+            for (var i = 0u; i < io[1]; i++) { x = x * 1664525u + 1013904223u; second += 1u; }
+            if t == 0u { io[2] = first; io[3] = second; io[4] = x; }
+        }";
+    // SAFETY: both loops end (their bounds are the buffer's first words), and every
+    // index is below the buffer's five words.
+    let module = unsafe {
+        gpu.device.create_shader_module_trusted(
+            wgpu::ShaderModuleDescriptor {
+                label: Some("loop budget probe"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            },
+            wgpu::ShaderRuntimeChecks::unchecked(),
+        )
+    };
+    let pipeline = gpu
+        .device
+        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("loop budget probe"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+    for (first, second) in [(65_535, 0), (65_536, 0), (1_000_000, 0), (60_000, 10_000)] {
+        let io = gpu.upload(&[first, second, 0u32, 0, 0], wgpu::BufferUsages::STORAGE);
+        let group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("loop budget probe"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: io.as_entire_binding(),
+            }],
+        });
+        gpu.run(|pass| {
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        });
+        let ran: Vec<u32> = gpu.read(&io, 4);
+        eprintln!(
+            "{}: loops of {first} and then {second} iterations ran {} and {}",
+            gpu.describe(),
+            ran[2],
+            ran[3]
+        );
+    }
 }

@@ -19,10 +19,22 @@
 //!   the counts the blocks before them publish (decoupled look-back). Fewer reads and
 //!   dispatches, for GPUs that keep running a workgroup once it has started, and for
 //!   sorts of up to [`ONESWEEP_LARGEST_SORT`] pairs (a sort's buffers pick, see
-//!   [`RadixSort::algorithm_for`]).
+//!   [`RadixSort::algorithm_for`]). No wait is unbounded: a block that waits too long
+//!   for an earlier one counts that block's digits from its keys itself ([`LookBack`]).
 //!
 //! A setup kernel turns n into dispatch arguments first (2-D grids, so no dispatch
 //! exceeds the per-dimension workgroup limit).
+//!
+//! No kernel loops without bound, so no input or GPU can hang one. The one-sweep
+//! look-back once waited for each earlier block as long as it took, and on lavapipe
+//! that sort went wrong now and then (wrong keys, or a crash). The cause, with the
+//! evidence, is at the top of `radix_sort_onesweep.wgsl`: not the memory order of the
+//! look-back words, and not a wait that never ended, but lavapipe's silent budget of
+//! 65,535 loop iterations per invocation, which a block waiting on a descheduled CPU
+//! thread spent. Each wait now ends after [`LOOK_BACK_SPINS`] reads, and the waiting
+//! block counts the late block's digits from its keys itself ([`LookBack`]), which
+//! keeps the sort exact; `tests/gpu_sort.rs` checks thousands of key sets against a
+//! CPU stable sort, and the fallback alone (`LookBack::CountEveryBlock`).
 //!
 //! Limit: `keys[i]` is bound whole, so `capacity` keys (8 or 4 bytes each) must fit
 //! `max_storage_buffer_binding_size` (128 MiB on lavapipe: 16M pairs; 2 GiB on big
@@ -97,9 +109,11 @@ pub enum SortAlgorithm {
     /// Count, scan, scatter per pass: runs on any GPU.
     Classic,
     /// One histogram, then one scatter per pass with decoupled look-back: a block
-    /// waits for the blocks that started before it, so the GPU must keep running a
-    /// started workgroup while another waits. A sort that prefers it still runs the
-    /// classic steps above [`ONESWEEP_LARGEST_SORT`] pairs.
+    /// waits for the blocks that started before it, which is fast where the GPU keeps
+    /// running a started workgroup while another waits. Where it does not, a block
+    /// that waited [`LOOK_BACK_SPINS`] reads counts the late block's keys itself
+    /// ([`LookBack`]): slower, still exact, never a hang. A sort that prefers it still
+    /// runs the classic steps above [`ONESWEEP_LARGEST_SORT`] pairs.
     OneSweep,
 }
 
@@ -108,8 +122,9 @@ impl SortAlgorithm {
     /// faster and a started workgroup keeps running; [`Self::Classic`] elsewhere:
     /// browsers (WebGPU promises no progress between workgroups), Apple and mobile
     /// GPUs, and CPU adapters, whose threads a busy machine shares between many
-    /// spinning workgroups (on lavapipe the one-sweep sort went wrong in about one run
-    /// in three of `tests/gpu_sort.rs`, which tests it only where this picks it).
+    /// workgroups that would wait on one another. The one-sweep sort is exact on all
+    /// of them (its waits are bounded, [`LookBack`]); where a started workgroup may
+    /// stall, it would only be slower.
     pub fn for_adapter(info: &wgpu::AdapterInfo) -> Self {
         const NVIDIA: u32 = 0x10de;
         const AMD: u32 = 0x1002;
@@ -128,6 +143,45 @@ impl SortAlgorithm {
         }
     }
 }
+
+/// How a block of the one-sweep sort learns the digit counts of the blocks before it
+/// (see `radix_sort_onesweep.wgsl`). Either way its sums are exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LookBack {
+    /// Reads the counts the earlier blocks publish; one that it finds unpublished
+    /// `spins + 1` times in a row it counts from its keys instead (at most
+    /// [`MAX_LOOK_BACK_SPINS`], so that every look-back's bound fits in 32 bits).
+    /// [`LookBack::DEFAULT`] waits [`LOOK_BACK_SPINS`].
+    Wait { spins: u32 },
+    /// Counts every earlier block from its keys and reads nothing they publish, so
+    /// that no block ever waits for another: the fallback for every block, for tests.
+    /// Each block reads all the keys before it, so only for small sorts.
+    CountEveryBlock,
+}
+
+impl LookBack {
+    /// The look-back of sorts built without one: [`LookBack::Wait`] for
+    /// [`LOOK_BACK_SPINS`].
+    pub const DEFAULT: Self = Self::Wait {
+        spins: LOOK_BACK_SPINS,
+    };
+
+    /// The kernels' `LOOK_BACK_SPINS` and `LOOK_BACK_READS`.
+    fn shader_constants(self) -> (u32, bool) {
+        match self {
+            Self::Wait { spins } => (spins.min(MAX_LOOK_BACK_SPINS), true),
+            Self::CountEveryBlock => (0, false),
+        }
+    }
+}
+
+/// The most spins a [`LookBack::Wait`] takes: a look-back's bound, blocks ×
+/// (spins + 1), stays within 32 bits up to [`ONESWEEP_LARGEST_SORT`] pairs.
+pub const MAX_LOOK_BACK_SPINS: u32 = 1 << 16;
+const _: () = assert!(
+    (ONESWEEP_LARGEST_SORT / SORT_BLOCK) as u64 * (MAX_LOOK_BACK_SPINS as u64 + 1)
+        <= u32::MAX as u64
+);
 
 /// Key bits sorted per pass.
 pub const RADIX_BITS: u32 = 8;
@@ -165,12 +219,23 @@ const NO_RANGE: u32 = u32::MAX;
 /// atomics on the digit totals.
 const HISTOGRAM_BLOCKS: u32 = 4;
 /// The one-sweep status buffer (see `radix_sort_onesweep.wgsl`): block counters, then
-/// digit totals per pass (cleared by every sort's setup), then two regions of
+/// digit totals per pass (cleared by every sort's setup), then the fallback counter
+/// (see [`SortBuffers::look_back_fallbacks`], never cleared), then two regions of
 /// look-back words.
 const STATUS_TOTALS: u32 = MAX_PASSES;
-const STATUS_REGIONS: u32 = STATUS_TOTALS + MAX_PASSES * RADIX;
+const STATUS_FALLBACKS: u32 = STATUS_TOTALS + MAX_PASSES * RADIX;
+const STATUS_REGIONS: u32 = STATUS_FALLBACKS + 1;
 /// Earlier blocks one step of the one-sweep look-back reads at once.
 const LOOK_BACK_WINDOW: u32 = 4;
+/// How many more times the one-sweep look-back reads an earlier block's counts after
+/// finding them unpublished, before it counts that block's digits from its keys itself
+/// ([`LookBack::Wait`]). A block publishes its counts once it has loaded and counted
+/// its keys, and it started before the block that waits for it, so where it keeps
+/// running the first read or the first few find them; 128 more trips to memory leave
+/// the fallback to a block that has stalled. Also small for lavapipe's loop budget
+/// (65,535 iterations per invocation, every loop of the kernel together): a block
+/// finds only the few blocks that run beside it unpublished.
+pub const LOOK_BACK_SPINS: u32 = 128;
 /// The largest sort (in pairs of capacity) that a sort preferring
 /// [`SortAlgorithm::OneSweep`] runs that way; larger ones run the classic steps. On an
 /// H200 the one-sweep sort was the faster up to about 12 M pairs (fewer dispatches)
@@ -305,6 +370,19 @@ impl RadixSort {
             device.limits().max_compute_workgroups_per_dimension,
             key,
             algorithm,
+            LookBack::DEFAULT,
+        )
+    }
+
+    /// A one-sweep sort of `key` keys whose blocks learn the counts before them as
+    /// `look_back` says (tests and benchmarks of the look-back's fallback).
+    pub fn with_look_back(device: &wgpu::Device, key: SortKey, look_back: LookBack) -> Self {
+        Self::build(
+            device,
+            device.limits().max_compute_workgroups_per_dimension,
+            key,
+            SortAlgorithm::OneSweep,
+            look_back,
         )
     }
 
@@ -316,7 +394,13 @@ impl RadixSort {
         algorithm: SortAlgorithm,
         max_groups_x: u32,
     ) -> Self {
-        Self::build(device, max_groups_x, SortKey::U64, algorithm)
+        Self::build(
+            device,
+            max_groups_x,
+            SortKey::U64,
+            algorithm,
+            LookBack::DEFAULT,
+        )
     }
 
     /// The algorithm that sorts up to `capacity` pairs: [`SortAlgorithm::OneSweep`]
@@ -335,6 +419,7 @@ impl RadixSort {
         max_groups_x: u32,
         key: SortKey,
         algorithm: SortAlgorithm,
+        look_back: LookBack,
     ) -> Self {
         let max_groups_x = max_groups_x.max(1);
         let scan = PrefixScan::with_max_workgroups_per_dimension(device, max_groups_x);
@@ -376,7 +461,7 @@ impl RadixSort {
                 "const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
                  const MAX_GROUPS_X: u32 = {max_groups_x}u;\n\
                  const HISTOGRAM_BLOCKS: u32 = {HISTOGRAM_BLOCKS}u;\n\
-                 const STATUS_CLEARED: u32 = {STATUS_REGIONS}u;\n"
+                 const STATUS_CLEARED: u32 = {STATUS_FALLBACKS}u;\n"
             ),
             SETUP_SHADER,
             ShaderChecks::All,
@@ -386,6 +471,7 @@ impl RadixSort {
                 device,
                 key,
                 algorithm,
+                look_back,
                 &setup_module,
                 &count_layout,
                 &scatter_layout,
@@ -514,6 +600,7 @@ impl SortKernels {
         device: &wgpu::Device,
         key: SortKey,
         algorithm: SortAlgorithm,
+        look_back: LookBack,
         setup_module: &wgpu::ShaderModule,
         count_layout: &wgpu::BindGroupLayout,
         scatter_layout: &wgpu::BindGroupLayout,
@@ -529,6 +616,7 @@ impl SortKernels {
         } else {
             (CLASSIC_SHADER, "setup", "count")
         };
+        let (spins, reads) = look_back.shader_constants();
         let module = standalone_shader_module(
             device,
             "radix sort",
@@ -537,16 +625,17 @@ impl SortKernels {
                  const SORT_BLOCK: u32 = {SORT_BLOCK}u;\nconst RADIX: u32 = {RADIX}u;\n\
                  const RADIX_BITS: u32 = {RADIX_BITS}u;\nconst STAGE_WORDS: u32 = {STAGE_WORDS}u;\n\
                  const MAX_PASSES: u32 = {MAX_PASSES}u;\nconst TOTALS: u32 = {STATUS_TOTALS}u;\n\
-                 const REGIONS: u32 = {STATUS_REGIONS}u;\n\
+                 const FALLBACKS: u32 = {STATUS_FALLBACKS}u;\nconst REGIONS: u32 = {STATUS_REGIONS}u;\n\
                  const HISTOGRAM_BLOCKS: u32 = {HISTOGRAM_BLOCKS}u;\n\
-                 const LOOK_BACK_WINDOW: u32 = {LOOK_BACK_WINDOW}u;\n{}",
+                 const LOOK_BACK_WINDOW: u32 = {LOOK_BACK_WINDOW}u;\n\
+                 const LOOK_BACK_SPINS: u32 = {spins}u;\nconst LOOK_BACK_READS: bool = {reads};\n{}",
                 key.wgsl()
             ),
             &format!("{SORT_SHADER}\n{variant}"),
-            // Every loop runs a constant count or up to n, except the one-sweep
-            // look-back's wait, which ends once the earlier block publishes (see
-            // `SortAlgorithm::OneSweep`); every index is below n, the capacity or a
-            // workgroup array's length (tests/gpu_sort.rs).
+            // Every loop runs a constant count, up to n, or (the one-sweep look-back)
+            // up to its block index times LOOK_BACK_SPINS + 1; every index is below n,
+            // the capacity or a workgroup array's length (tests/gpu_sort.rs). No
+            // kernel waits without bound for another, so none can hang a GPU.
             ShaderChecks::None,
         );
         let setup = compute_pipeline(
@@ -767,7 +856,8 @@ impl SortBuffers {
                 let status = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("radix sort one-sweep status"),
                     size: words * 4,
-                    usage: wgpu::BufferUsages::STORAGE,
+                    // COPY_SRC: the fallback counter is read back by tests.
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                     mapped_at_creation: false,
                 });
                 (status, None)
@@ -858,6 +948,18 @@ impl SortBuffers {
             SortAlgorithm::Classic
         } else {
             SortAlgorithm::OneSweep
+        }
+    }
+
+    /// Where a one-sweep sort counts its look-back's fallbacks: the buffer (usage
+    /// `STORAGE | COPY_SRC`) and the byte offset of a `u32` that counts, over these
+    /// buffers' life, the (block, digit) counts that a block took from an earlier
+    /// block's keys because it had not published them in time ([`LookBack`]). `None`
+    /// for a classic sort. For tests and benchmarks: how often blocks stall.
+    pub fn look_back_fallbacks(&self) -> Option<(&wgpu::Buffer, u64)> {
+        match self.hist_scan {
+            Some(_) => None,
+            None => Some((&self.hist, u64::from(STATUS_FALLBACKS) * 4)),
         }
     }
 
