@@ -1,6 +1,8 @@
 """Renders gsplat's reference images for the parity tests (tests/reference/), as
 `shared/reference/README.md` describes them: every camera of an Inria cameras.json,
-black background, values clamped to [0, 1] and written as 8-bit PNG unconverted.
+black background (or `--background R,G,B`, sRGB display values in [0, 1], which
+gsplat blends as C + (1 - A) b), values clamped to [0, 1] and written as 8-bit PNG
+unconverted.
 
     python3 bench/gsplat_reference.py SCENE.ply CAMERAS.json --mode antialiased --out DIR
 
@@ -46,6 +48,7 @@ def main():
     parser.add_argument("cameras")
     parser.add_argument("--mode", default="classic", choices=["classic", "antialiased"])
     parser.add_argument("--out", required=True)
+    parser.add_argument("--background", default=None, help="R,G,B in [0, 1]")
     args = parser.parse_args()
 
     columns = read_ply(args.ply)
@@ -66,6 +69,10 @@ def main():
         sh = torch.cat([dc, rest_values.transpose(1, 2)], dim=1)
     else:
         sh = dc
+    backgrounds = None
+    if args.background:
+        rgb = [float(v) for v in args.background.split(",")]
+        backgrounds = torch.tensor([rgb], dtype=torch.float32, device=device)
     scene = os.path.splitext(os.path.basename(args.ply))[0]
     os.makedirs(args.out, exist_ok=True)
     for camera in json.load(open(args.cameras)):
@@ -82,7 +89,7 @@ def main():
         colors, _, _ = rasterization(
             means, quats, scales, opacities, sh, viewmat[None], K[None], width, height,
             sh_degree=degree, packed=False, rasterize_mode=args.mode, eps2d=0.3,
-            near_plane=0.01,
+            near_plane=0.01, backgrounds=backgrounds,
         )
         image = (colors[0].clamp(0, 1) * 255).round().to(torch.uint8).cpu().numpy()
         path = os.path.join(args.out, f"{scene}_{camera['img_name']}.png")

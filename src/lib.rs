@@ -26,12 +26,14 @@ pub mod raycast;
 pub mod render;
 #[cfg(feature = "gltf")]
 mod scene;
+mod shader;
+mod systems;
 mod tint;
 
 use bevy::app::{App, Plugin, PostUpdate};
 use bevy::asset::AssetApp;
 use bevy::camera::visibility::VisibilitySystems;
-use bevy::ecs::schedule::{IntoScheduleConfigs, SystemSet};
+use bevy::ecs::schedule::IntoScheduleConfigs;
 
 #[cfg(feature = "gltf")]
 pub use asset::{GaussianScene, GltfSplatLoader};
@@ -50,33 +52,9 @@ pub use render::{
 };
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
+pub use shader::{SplatShader, SplatShaderAppExt, SplatShaderId, SplatShaderSource, SplatShaders};
+pub use systems::SplatSystems;
 pub use tint::SplatTint;
-
-/// The system sets the plugins' main-world systems run in, to order your own systems
-/// against them: `app.add_systems(Update, my_system.after(SplatSystems::SceneSpawn))`.
-///
-/// Each set lives in one schedule (named below); ordering against it only means
-/// something in that schedule.
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SplatSystems {
-    /// `PostUpdate`, inside `VisibilitySystems::CalculateBounds` (from
-    /// [`GaussianSplatPlugin`]): each cloud's `Aabb` is inserted or refreshed from its
-    /// asset once the asset is loaded or changes, before frustum culling reads it.
-    Bounds,
-    /// `Update` (from [`GaussianSplatPlugin`], with the `gltf` feature): each
-    /// `GaussianSceneRoot` whose scene has loaded gets its node and cloud entities and
-    /// a `GaussianSceneSpawned`. Systems after it see them (commands are applied
-    /// between).
-    SceneSpawn,
-    /// `PreUpdate` (from [`SplatRaycastPlugin`]): a BVH build starts for each splat
-    /// asset that loaded or changed, and builds that finished are taken in. Ray casts
-    /// ([`SplatRaycast`]) after it use the trees ready this frame.
-    Bvh,
-    /// `PreUpdate`, inside `PickingSystems::Backend` (from `SplatPickingPlugin`, with
-    /// the `picking` feature): pointer pixels are sent to the GPU and the latest answers
-    /// become `PointerHits` on clouds.
-    Picking,
-}
 
 /// Registers the splat asset and its loaders (every splat file format, glTF scenes
 /// with the `gltf` feature), the [`GaussianCloud`] component and, where the app
@@ -98,7 +76,10 @@ impl Plugin for GaussianSplatPlugin {
             .register_type::<SplatCrop>()
             .register_type::<CropVolume>()
             .register_type::<CropShape>()
-            .register_type::<CropMode>();
+            .register_type::<CropMode>()
+            .register_type::<SplatShader>()
+            .register_type::<SplatShaderId>()
+            .init_resource::<SplatShaders>();
         app.init_asset::<GaussianSplats>()
             .init_asset_loader::<SplatLoader>()
             .configure_sets(

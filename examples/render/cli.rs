@@ -18,10 +18,13 @@ struct Args {
     out: PathBuf,
     storage: SplatStorage,
     raster_mode: Option<SplatRasterMode>,
+    /// Render as a window shows it (`--display`): an sRGB image, the default
+    /// composite, over `background` (sRGB values).
+    display: Option<[f32; 3]>,
 }
 
 const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--full | --half-sh | --compact] \
-                     [--raster-mode classic|antialiased] (FILE: .ply, .splat, .spz, .sog, a SOG meta.json, .gltf or .glb)";
+                     [--raster-mode classic|antialiased] [--display [--background R,G,B]] (FILE: .ply, .splat, .spz, .sog, a SOG meta.json, .gltf or .glb)";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut ply = None;
@@ -29,6 +32,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut out = None;
     let mut storage = SplatStorage::default();
     let mut raster_mode = None;
+    let mut display = false;
+    let mut background = [0.0; 3];
     let mut args = args.into_iter();
     while let Some(flag) = args.next() {
         let slot = match flag.as_str() {
@@ -56,6 +61,18 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 });
                 continue;
             }
+            "--display" => {
+                display = true;
+                continue;
+            }
+            "--background" => {
+                background = args
+                    .next()
+                    .as_deref()
+                    .and_then(parse_rgb)
+                    .ok_or(format!("--background takes R,G,B in [0, 1]; {USAGE}"))?;
+                continue;
+            }
             "--ply" => &mut ply,
             "--cameras" => &mut cameras,
             "--out" => &mut out,
@@ -73,7 +90,18 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         out: out.ok_or(format!("missing --out; {USAGE}"))?,
         storage,
         raster_mode,
+        display: display.then_some(background),
     })
+}
+
+/// `R,G,B`, each in [0, 1].
+fn parse_rgb(text: &str) -> Option<[f32; 3]> {
+    let values: Vec<f32> = text
+        .split(',')
+        .map(|v| v.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    let rgb: [f32; 3] = values.try_into().ok()?;
+    rgb.iter().all(|v| (0.0..=1.0).contains(v)).then_some(rgb)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
@@ -118,12 +146,16 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
     let views: Vec<_> = cameras
         .iter()
         .map(|camera| {
-            headless.spawn_camera(
-                camera.transform(),
-                camera.projection(NEAR),
-                UVec2::new(camera.width, camera.height),
-                None,
-            )
+            let (transform, size) = (camera.transform(), UVec2::new(camera.width, camera.height));
+            match args.display {
+                Some([r, g, b]) => headless.spawn_display_camera(
+                    transform,
+                    camera.projection(NEAR),
+                    size,
+                    bevy::color::Color::srgb(r, g, b),
+                ),
+                None => headless.spawn_camera(transform, camera.projection(NEAR), size, None),
+            }
         })
         .collect();
     let images = headless.render(&views)?;

@@ -160,6 +160,30 @@ impl Headless {
         self.spawn_camera_on(image, transform, projection, size, viewport, 0)
     }
 
+    /// A camera as a user's window shows it: an `Rgba8UnormSrgb` image of `size`
+    /// cleared to `background`, with the default composite (the trained image over
+    /// the scene in sRGB values) and no tonemapping.
+    pub fn spawn_display_camera(
+        &mut self,
+        transform: Transform,
+        projection: impl Into<Projection>,
+        size: UVec2,
+        background: Color,
+    ) -> HeadlessCamera {
+        let world = self.app.world_mut();
+        let mut image =
+            Image::new_target_texture(size.x, size.y, TextureFormat::Rgba8UnormSrgb, None);
+        image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+        let image = world.resource_mut::<Assets<Image>>().add(image);
+        let camera = self.spawn_camera_on(image, transform, projection, size, None, 0);
+        let mut entity = self.app.world_mut().entity_mut(camera.entity);
+        entity.remove::<SplatComposite>().insert(Camera {
+            clear_color: ClearColorConfig::Custom(background),
+            ..default()
+        });
+        camera
+    }
+
     /// Another camera drawing into an existing camera's image (e.g. a second viewport).
     pub fn spawn_camera_on(
         &mut self,

@@ -21,7 +21,7 @@ use bevy::app::{App, Plugin, PreUpdate};
 use bevy::ecs::prelude::*;
 use bevy::picking::PickingSystems;
 
-use crate::SplatSystems;
+use crate::systems::SplatSystems;
 
 pub use hit::SplatHit;
 pub use settings::{SplatPickingCamera, SplatPickingSettings};

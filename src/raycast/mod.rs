@@ -26,7 +26,7 @@ pub mod raycast_param;
 use bevy::app::{App, Plugin, PreUpdate};
 use bevy::ecs::schedule::IntoScheduleConfigs;
 
-use crate::SplatSystems;
+use crate::systems::SplatSystems;
 
 pub use bvh::SplatBvh;
 pub use bvh_cache::SplatBvhs;

@@ -4,8 +4,10 @@ use bevy::asset::AssetId;
 use bevy::ecs::prelude::*;
 use bevy::ecs::query::QueryItem;
 use bevy::math::Affine3A;
+use bevy::render::Extract;
 use bevy::render::extract_component::ExtractComponent;
 use bevy::render::sync_component::SyncComponent;
+use bevy::time::Time;
 use bevy::transform::components::GlobalTransform;
 
 use crate::asset::GaussianSplats;
@@ -15,6 +17,7 @@ use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
 use crate::render::view::picks::SplatPickRequest;
 use crate::render::view::timestamps::SplatPassTimes;
+use crate::shader::SplatShader;
 use crate::tint::SplatTint;
 
 /// A cloud as the render world sees it this frame.
@@ -26,6 +29,15 @@ pub struct ExtractedCloud {
     pub raster_mode: Option<SplatRasterMode>,
     pub tint: SplatTint,
     pub crop: Option<SplatCrop>,
+    pub shader: Option<SplatShader>,
+}
+
+/// The time a `SplatShader` is given this frame: Bevy's `Time`, in seconds, wrapped.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub struct SplatShaderTime(pub f32);
+
+pub fn extract_shader_time(mut time: ResMut<SplatShaderTime>, main: Extract<Res<Time>>) {
+    time.0 = main.elapsed_secs_wrapped();
 }
 
 impl SyncComponent for GaussianCloud {
@@ -39,12 +51,13 @@ impl ExtractComponent for GaussianCloud {
         Option<&'static SplatRasterMode>,
         Option<&'static SplatTint>,
         Option<&'static SplatCrop>,
+        Option<&'static SplatShader>,
     );
     type QueryFilter = ();
     type Out = ExtractedCloud;
 
     fn extract_component(
-        (cloud, transform, raster_mode, tint, crop): QueryItem<'_, '_, Self::QueryData>,
+        (cloud, transform, raster_mode, tint, crop, shader): QueryItem<'_, '_, Self::QueryData>,
     ) -> Option<Self::Out> {
         Some(ExtractedCloud {
             asset: cloud.0.id(),
@@ -52,6 +65,7 @@ impl ExtractComponent for GaussianCloud {
             raster_mode: raster_mode.copied(),
             tint: tint.copied().unwrap_or_default(),
             crop: crop.filter(|c| !c.volumes.is_empty()).cloned(),
+            shader: shader.copied(),
         })
     }
 }

@@ -22,7 +22,9 @@ mod limits;
 mod memory;
 mod node;
 pub mod passes;
+mod pipelines;
 mod prepare;
+mod stage;
 mod view;
 
 use bevy::app::{App, Plugin};
@@ -34,33 +36,25 @@ use bevy::ecs::prelude::*;
 use bevy::render::extract_component::ExtractComponentPlugin;
 use bevy::render::extract_resource::ExtractResourcePlugin;
 use bevy::render::render_asset::RenderAssetPlugin;
-use bevy::render::renderer::{RenderAdapterInfo, RenderDevice};
-use bevy::render::{Render, RenderApp, RenderStartup, RenderSystems};
+use bevy::render::{
+    ExtractSchedule, Render, RenderApp, RenderPlugin, RenderStartup, RenderSystems,
+};
 
 pub use gpu_cloud::GpuSplats;
 pub use limits::{MIN_STORAGE_BINDING_BYTES, SplatGpuLimits};
 pub use memory::SplatMemory;
-pub use node::{DIAGNOSTIC_SPAN, STAGES as PASS_NAMES};
+pub use node::DIAGNOSTIC_SPAN;
 pub use passes::common::{BIN_SIZE, TILE_SIZE};
 pub use passes::composite::SplatComposite;
 pub use passes::depth_write::SplatDepth;
 pub use passes::pick::MAX_PICKS;
+pub use stage::{PASS_NAMES, SplatStage};
 pub use view::picks::{GpuPick, PickAnswer, SplatPickAnswers, SplatPickRequest};
 pub use view::stats::{SplatStats, SplatViewStats};
 pub use view::timestamps::SplatPassTimes;
 
 use crate::cloud::GaussianCloud;
-use passes::SplatPipelines;
-
-fn init_pipelines(
-    mut commands: Commands,
-    device: Res<RenderDevice>,
-    adapter: Res<RenderAdapterInfo>,
-) {
-    let sort = passes::radix_sort::SortAlgorithm::for_adapter(&adapter);
-    bevy::log::info!("splat radix sort: {sort:?} on {}", adapter.name);
-    commands.insert_resource(SplatPipelines::new(device.wgpu_device(), sort));
-}
+use crate::shader::SplatShaders;
 
 /// Adds the splat passes to every 3D camera's render schedule.
 pub(crate) struct SplatRenderPlugin;
@@ -75,7 +69,13 @@ impl Plugin for SplatRenderPlugin {
             .insert_resource(answers.clone())
             .init_resource::<SplatGpuLimits>()
             .register_type::<SplatGpuLimits>()
-            .register_type::<SplatMemory>();
+            .register_type::<SplatMemory>()
+            .register_type::<SplatComposite>()
+            .register_type::<SplatDepth>()
+            .register_type::<SplatPassTimes>()
+            .register_type::<SplatPickRequest>()
+            .register_type::<SplatStats>()
+            .register_type::<SplatPickAnswers>();
         // Without a renderer (a server, an asset tool) clouds are plain data.
         if app.get_sub_app(RenderApp).is_none() {
             return;
@@ -89,6 +89,12 @@ impl Plugin for SplatRenderPlugin {
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));
+        // Bevy's own pipelines compile before the first frame when the app asks for
+        // it (tests, screenshots); the splat pipelines follow the same setting.
+        let synchronous = app
+            .get_added_plugins::<RenderPlugin>()
+            .first()
+            .is_some_and(|render| render.synchronous_pipeline_compilation);
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             return;
         };
@@ -98,13 +104,17 @@ impl Plugin for SplatRenderPlugin {
             .insert_resource(answers)
             .init_resource::<SplatGpuLimits>()
             .init_resource::<prepare::SplatViews>()
-            .add_systems(RenderStartup, init_pipelines)
+            .init_resource::<extract::SplatShaderTime>()
+            .insert_resource(pipelines::SynchronousCompilation(synchronous))
+            .add_systems(ExtractSchedule, extract::extract_shader_time)
+            .add_systems(RenderStartup, pipelines::start_building)
             .add_systems(
                 Render,
                 (
                     prepare::request_readable_depth
                         .before(prepare_core_3d_depth_textures)
                         .in_set(RenderSystems::PrepareResources),
+                    pipelines::finish_building.in_set(RenderSystems::PrepareResources),
                     prepare::prepare_splat_views.in_set(RenderSystems::PrepareBindGroups),
                 ),
             )
@@ -115,5 +125,14 @@ impl Plugin for SplatRenderPlugin {
                     .before(main_transparent_pass_3d)
                     .in_set(Core3dSystems::MainPass),
             );
+    }
+
+    fn finish(&self, app: &mut App) {
+        // The splat shaders registered while the app was built are compiled with the
+        // pipelines at `RenderStartup`, which runs after this.
+        let shaders = app.world().get_resource::<SplatShaders>().cloned();
+        if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
+            render_app.insert_resource(shaders.unwrap_or_default());
+        }
     }
 }

@@ -17,37 +17,21 @@ use super::passes::SplatPipelines;
 use super::passes::depth_sort::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
 use super::prepare::SplatViews;
-use super::view::stats::{STAGE_COUNT, SplatStats};
+use super::stage::SplatStage;
+use super::view::stats::SplatStats;
 use super::view::timestamps::PassTimestamps;
 
 /// The name of the whole splat span in Bevy's render diagnostics.
 pub const DIAGNOSTIC_SPAN: &str = "gaussian_splats";
 
-/// The stages, in frame order, as named in the diagnostics.
-pub const STAGES: [&str; STAGE_COUNT] = [
-    "preprocess",
-    "depth_sort",
-    "scan",
-    "duplicate",
-    "tile_sort",
-    "tile_range",
-    "tile_render",
-    "composite",
-    "depth_write",
-];
-
-/// The stages drawn by render passes (the others are compute passes).
-const COMPOSITE_STAGE: usize = 7;
-const DEPTH_WRITE_STAGE: usize = 8;
-
 fn stage<D: RecordDiagnostics>(
     encoder: &mut CommandEncoder,
     diagnostics: &D,
     timestamps: Option<&PassTimestamps>,
-    index: usize,
+    stage: SplatStage,
     record: impl FnOnce(&mut ComputePass<'_>),
 ) {
-    let name = STAGES[index];
+    let (index, name) = (stage.index(), stage.name());
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(name),
         timestamp_writes: timestamps.and_then(|t| t.compute_writes(index)),
@@ -62,7 +46,7 @@ fn viewport_pass<D: RecordDiagnostics>(
     encoder: &mut CommandEncoder,
     diagnostics: &D,
     timestamps: Option<&PassTimestamps>,
-    index: usize,
+    stage: SplatStage,
     (color, depth): (
         &[Option<wgpu::RenderPassColorAttachment<'_>>],
         Option<wgpu::RenderPassDepthStencilAttachment<'_>>,
@@ -70,7 +54,7 @@ fn viewport_pass<D: RecordDiagnostics>(
     (origin, size): (bevy::math::Vec2, bevy::math::Vec2),
     record: impl FnOnce(&mut wgpu::RenderPass<'_>),
 ) {
-    let name = STAGES[index];
+    let (index, name) = (stage.index(), stage.name());
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some(name),
         color_attachments: color,
@@ -121,84 +105,126 @@ pub fn splat_pass(
     if let Some((_, picks)) = picks {
         encoder.clear_buffer(&picks.hits, 0, None);
     }
-    stage(encoder, &diagnostics, timestamps, 0, |pass| {
-        for (band, _) in bands() {
-            for dispatch in &band.preprocess {
-                pipelines.preprocess.encode(
-                    pass,
-                    &dispatch.bind_group,
-                    dispatch.params_offset,
-                    dispatch.threads,
-                    dispatch.compact,
-                );
+    stage(
+        encoder,
+        &diagnostics,
+        timestamps,
+        SplatStage::Preprocess,
+        |pass| {
+            for (band, _) in bands() {
+                for dispatch in &band.preprocess {
+                    pipelines.preprocess.encode(
+                        pass,
+                        &dispatch.bind_group,
+                        dispatch.params_offset,
+                        dispatch.threads,
+                        (dispatch.compact, dispatch.shader),
+                    );
+                }
+                pipelines.indirect.encode_visible(pass, &band.indirect);
             }
-            pipelines.indirect.encode_visible(pass, &band.indirect);
-        }
-    });
-    stage(encoder, &diagnostics, timestamps, 1, |pass| {
-        for (_, buffers) in bands() {
-            pipelines
-                .sort
-                .encode(pass, &buffers.depth_sort, DEPTH_KEY_BITS);
-        }
-    });
-    stage(encoder, &diagnostics, timestamps, 2, |pass| {
-        for (band, buffers) in bands() {
-            pipelines
-                .depth_sort
-                .encode_gather(pass, &band.depth_order, &buffers.counters);
-            pipelines.scan.encode(pass, &buffers.scan);
-            pipelines.indirect.encode_pairs(pass, &band.indirect);
-        }
-    });
-    stage(encoder, &diagnostics, timestamps, 3, |pass| {
-        for (band, buffers) in bands() {
-            pipelines
-                .duplicate
-                .encode(pass, &band.duplicate, &buffers.counters);
-        }
-    });
+        },
+    );
+    stage(
+        encoder,
+        &diagnostics,
+        timestamps,
+        SplatStage::DepthSort,
+        |pass| {
+            for (_, buffers) in bands() {
+                pipelines
+                    .sort
+                    .encode(pass, &buffers.depth_sort, DEPTH_KEY_BITS);
+            }
+        },
+    );
+    stage(
+        encoder,
+        &diagnostics,
+        timestamps,
+        SplatStage::Scan,
+        |pass| {
+            for (band, buffers) in bands() {
+                pipelines
+                    .depth_sort
+                    .encode_gather(pass, &band.depth_order, &buffers.counters);
+                pipelines.scan.encode(pass, &buffers.scan);
+                pipelines.indirect.encode_pairs(pass, &band.indirect);
+            }
+        },
+    );
+    stage(
+        encoder,
+        &diagnostics,
+        timestamps,
+        SplatStage::Duplicate,
+        |pass| {
+            for (band, buffers) in bands() {
+                pipelines
+                    .duplicate
+                    .encode(pass, &band.duplicate, &buffers.counters);
+            }
+        },
+    );
     // The bind groups read each sort's result where `RadixSort::output_index` says.
-    stage(encoder, &diagnostics, timestamps, 4, |pass| {
-        for (band, buffers) in bands() {
-            pipelines.sort.encode(pass, &buffers.sort, band.key_bits);
-        }
-    });
-    stage(encoder, &diagnostics, timestamps, 5, |pass| {
-        for (band, buffers) in bands() {
-            pipelines
-                .tile_range
-                .encode(pass, &band.tile_range, &buffers.counters);
-            pipelines
-                .tile_split
-                .encode(pass, &band.tile_split, band.bins);
-            pipelines
-                .tile_order
-                .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
-        }
-    });
+    stage(
+        encoder,
+        &diagnostics,
+        timestamps,
+        SplatStage::TileSort,
+        |pass| {
+            for (band, buffers) in bands() {
+                pipelines.sort.encode(pass, &buffers.sort, band.key_bits);
+            }
+        },
+    );
+    stage(
+        encoder,
+        &diagnostics,
+        timestamps,
+        SplatStage::TileRange,
+        |pass| {
+            for (band, buffers) in bands() {
+                pipelines
+                    .tile_range
+                    .encode(pass, &band.tile_range, &buffers.counters);
+                pipelines
+                    .tile_split
+                    .encode(pass, &band.tile_split, band.bins);
+                pipelines
+                    .tile_order
+                    .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
+            }
+        },
+    );
     // The picks are timed with the tile render: a workgroup per pointer, next to a
     // workgroup per tile.
-    stage(encoder, &diagnostics, timestamps, 6, |pass| {
-        for (band, _) in bands() {
-            pipelines.tile_render.encode(
-                pass,
-                &band.tile_render,
-                frame.multisampled_depth,
-                (band.tiles.x, band.tiles.y),
-            );
-        }
-        if let Some((ticket, _)) = picks {
+    stage(
+        encoder,
+        &diagnostics,
+        timestamps,
+        SplatStage::TileRender,
+        |pass| {
             for (band, _) in bands() {
-                if let Some(group) = &band.pick {
-                    let multisampled = frame.multisampled_depth;
-                    pipelines
-                        .pick
-                        .encode(pass, group, multisampled, ticket.pixels());
+                pipelines.tile_render.encode(
+                    pass,
+                    &band.tile_render,
+                    frame.multisampled_depth,
+                    (band.tiles.x, band.tiles.y),
+                );
+            }
+            if let Some((ticket, _)) = picks {
+                for (band, _) in bands() {
+                    if let Some(group) = &band.pick {
+                        let multisampled = frame.multisampled_depth;
+                        pipelines
+                            .pick
+                            .encode(pass, group, multisampled, ticket.pixels());
+                    }
                 }
             }
-        }
-    });
+        },
+    );
     if let Some((ticket, picks)) = picks {
         picks.copy(encoder, ticket);
     }
@@ -210,12 +236,15 @@ pub fn splat_pass(
         frame.viewport_origin.as_vec2(),
         frame.viewport_size.as_vec2(),
     );
+    if let Some(copy) = &state.scene_copy {
+        copy.copy_from(encoder, target.main_texture(), frame.viewport_origin);
+    }
     let color = [Some(target.get_color_attachment())];
     viewport_pass(
         encoder,
         &diagnostics,
         timestamps,
-        COMPOSITE_STAGE,
+        SplatStage::Composite,
         (&color, None),
         viewport,
         |pass| {
@@ -230,7 +259,7 @@ pub fn splat_pass(
             encoder,
             &diagnostics,
             timestamps,
-            DEPTH_WRITE_STAGE,
+            SplatStage::DepthWrite,
             (&[], depth),
             viewport,
             |pass| pipelines.depth_write.encode(pass, pipeline, group),
@@ -239,9 +268,9 @@ pub fn splat_pass(
     if let Some(timestamps) = timestamps {
         // The depth write is the last stage and runs only with `SplatDepth`.
         let ran = if frame.depth_write.is_some() {
-            STAGES.len()
+            SplatStage::COUNT
         } else {
-            DEPTH_WRITE_STAGE
+            SplatStage::DepthWrite.index()
         };
         timestamps.resolve(encoder, ran);
     }

@@ -19,12 +19,12 @@ use bevy::render::view::{
 };
 use wgpu::TextureUsages;
 
-use super::extract::ExtractedCloud;
+use super::extract::{ExtractedCloud, SplatShaderTime};
 use super::gpu_cloud::GpuSplats;
 use super::limits::SplatGpuLimits;
 use super::memory::SplatMemory;
 use super::passes::SplatPipelines;
-use super::passes::composite::SplatComposite;
+use super::passes::composite::{CompositeMode, SplatComposite};
 use super::passes::depth_write::SplatDepth;
 use super::passes::preprocess::{
     CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, MAX_CROP_VOLUMES_GPU,
@@ -38,12 +38,14 @@ use super::view::dispatch::Dispatch;
 use super::view::frame::{SplatFrame, band_frame};
 use super::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
 use super::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
+use super::view::splat_layer::SceneCopy;
 use super::view::stats::{STAGE_COUNT, SplatStats};
 use super::view::timestamps::{PassTimestamps, SplatPassTimes};
 use super::view::uniform::SplatCamera;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::{CropMode, CropShape, SplatCrop};
+use crate::shader::SplatShaderId;
 
 /// The splat work of every camera view, kept across frames.
 #[derive(Resource, Default)]
@@ -69,6 +71,8 @@ pub struct SplatView {
     pub main_entity: Entity,
     /// For a camera that picks: its pick buffers and read-back.
     pub picks: Option<ViewPicks>,
+    /// For a camera whose composite blends over the scene: the copy of its colour.
+    pub scene_copy: Option<SceneCopy>,
 }
 
 /// Makes the depth texture of every camera that draws splats bindable: the tile render
@@ -141,19 +145,22 @@ fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInst
     instance
 }
 
-/// Groups the clouds a view draws by asset, so that every chunk of an asset is
-/// preprocessed for all of its clouds in one dispatch: separate dispatches would each
-/// wait for the one before (they write the same outputs).
+/// Groups the clouds a view draws by asset (and `SplatShader`, which picks the
+/// preprocess variant), so that every chunk of an asset is preprocessed for all of its
+/// clouds in one dispatch: separate dispatches would each wait for the one before (they
+/// write the same outputs).
 /// Also returns each instance's cloud (main-world entity), in instance order.
 fn plan_dispatches<'a>(
     drawn: &[(Entity, &ExtractedCloud, &'a GpuSplats)],
     camera: &SplatCamera,
+    time: f32,
 ) -> (Vec<CloudInstance>, Vec<Entity>, Vec<Dispatch<'a>>) {
-    let mut by_asset: Vec<(
-        AssetId<GaussianSplats>,
-        &GpuSplats,
+    type Group<'g> = (
+        (AssetId<GaussianSplats>, Option<SplatShaderId>),
+        &'g GpuSplats,
         Vec<(CloudInstance, Entity)>,
-    )> = Vec::new();
+    );
+    let mut by_asset: Vec<Group<'a>> = Vec::new();
     for (entity, cloud, gpu) in drawn {
         let world_from_cloud = Mat4::from(cloud.world_from_cloud);
         let cam_from_cloud = camera.cam_from_world * world_from_cloud;
@@ -171,24 +178,30 @@ fn plan_dispatches<'a>(
                     .raster_mode
                     .map_or(gpu.antialiased, |mode| mode == SplatRasterMode::Antialiased),
             ),
-            _pad: [0; 3],
+            shader_time: time,
+            _pad: [0; 2],
             tint: cloud.tint.sanitized(),
             crop_count: 0,
             crop_keeps: 0,
             _pad_crop: [0; 2],
             crops: [CropGpu::default(); MAX_CROP_VOLUMES_GPU],
+            world_from_cloud: world_from_cloud.to_cols_array_2d(),
+            shader_params: cloud
+                .shader
+                .map_or([[0.0; 4]; 2], |shader| shader.params.map(|v| v.to_array())),
         };
         let instance = with_crop(instance, cloud.crop.as_ref());
         let instance = (instance, *entity);
-        match by_asset.iter_mut().find(|(id, ..)| *id == cloud.asset) {
+        let key = (cloud.asset, cloud.shader.map(|shader| shader.id));
+        match by_asset.iter_mut().find(|(k, ..)| *k == key) {
             Some((.., instances)) => instances.push(instance),
-            None => by_asset.push((cloud.asset, gpu, vec![instance])),
+            None => by_asset.push((key, gpu, vec![instance])),
         }
     }
     let mut instances = Vec::new();
     let mut clouds = Vec::new();
     let mut dispatches = Vec::new();
-    for (_, gpu, group) in by_asset {
+    for ((_, shader), gpu, group) in by_asset {
         let first = instances.len() as u32;
         instances.extend(group.iter().map(|(instance, _)| *instance));
         clouds.extend(group.iter().map(|(_, entity)| *entity));
@@ -203,6 +216,7 @@ fn plan_dispatches<'a>(
                     splats: gpu,
                     first_instance: first + start,
                     instance_count: count,
+                    shader,
                 });
                 start += count;
             }
@@ -235,6 +249,7 @@ pub fn prepare_splat_views(
     )>,
     clouds: Query<&ExtractedCloud>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
+    shader_time: Res<SplatShaderTime>,
 ) {
     let Some(pipelines) = pipelines else {
         return;
@@ -287,7 +302,8 @@ pub fn prepare_splat_views(
         }
 
         let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
-        let (instances, instance_clouds, dispatches) = plan_dispatches(&drawn, &camera);
+        let (instances, instance_clouds, dispatches) =
+            plan_dispatches(&drawn, &camera, shader_time.0);
         let need = ViewNeed {
             splats: u32::try_from(splats).unwrap_or(u32::MAX),
             chunks: dispatches.len() as u32,
@@ -295,9 +311,14 @@ pub fn prepare_splat_views(
             tiles: tiles_for(size),
             sources: pick_request.is_some(),
         };
-        let (old, timestamps, picks) = match previous.remove(&entity) {
-            Some(state) => (Some(state.buffers), state.timestamps, state.picks),
-            None => (None, None, None),
+        let (old, timestamps, picks, scene_copy) = match previous.remove(&entity) {
+            Some(state) => (
+                Some(state.buffers),
+                state.timestamps,
+                state.picks,
+                state.scene_copy,
+            ),
+            None => (None, None, None, None),
         };
         // Made when the camera asks to be timed, dropped when it no longer does.
         let timestamps = if timed {
@@ -347,12 +368,29 @@ pub fn prepare_splat_views(
             ));
         }
 
-        let linearize = match composite.copied().unwrap_or_default() {
-            SplatComposite::Passthrough => false,
-            // A main texture that stores sRGB-encoded values takes them as they are.
-            SplatComposite::Linearize => target.compositing_space != Some(CompositingSpace::Srgb),
-        };
-        buffers.layer.write_params(&queue, origin, linearize);
+        let linear_target = target.compositing_space != Some(CompositingSpace::Srgb);
+        let copyable = target
+            .main_texture()
+            .usage()
+            .contains(TextureUsages::COPY_SRC);
+        let mode = CompositeMode::choose(
+            composite.copied().unwrap_or_default(),
+            linear_target,
+            copyable,
+        );
+        if mode == CompositeMode::LinearOverBlack {
+            warn_once!(
+                "a splat camera's main texture lacks COPY_SRC (CameraMainTextureUsages): \
+                 its splats are blended exactly over black only"
+            );
+        }
+        let scene_copy = mode.reads_scene().then(|| {
+            let format = target.main_texture_format();
+            SceneCopy::reuse_or_new(scene_copy, device, &memory, format, size)
+        });
+        buffers
+            .layer
+            .write_params(&queue, origin, mode == CompositeMode::LinearOverBlack);
         let frame = SplatFrame {
             bands,
             multisampled_depth,
@@ -360,6 +398,7 @@ pub fn prepare_splat_views(
             viewport_size: size,
             composite_pipeline: pipelines.composite.pipeline(
                 device,
+                mode,
                 target.main_texture_format(),
                 msaa.samples(),
             ),
@@ -367,6 +406,7 @@ pub fn prepare_splat_views(
                 device,
                 &buffers.layer.view,
                 &buffers.layer.composite_params,
+                scene_copy.as_ref().map(|copy| &copy.view),
             ),
             depth_write: writes_depth.then(|| {
                 (
@@ -400,6 +440,7 @@ pub fn prepare_splat_views(
                 frame: Some(frame),
                 main_entity: main_entity.id(),
                 picks,
+                scene_copy,
             },
         );
         live.push(main_entity.id());

@@ -7,10 +7,9 @@ use wgpu::{
     BufferUsages, ComputePipeline, Device, ShaderStages,
 };
 
-/// The shared WGSL every pass is compiled with (structs and the tile test).
-pub const COMMON_WGSL: &str = include_str!("common.wgsl");
+use super::library::{ShaderDef, ShaderLibrary, WgslFile};
 
-/// Pixels on a side of a tile, for every pass (prepended to their WGSL as `TILE_SIZE`).
+/// Pixels on a side of a tile, for every pass (the shader def `TILE_SIZE`).
 /// Measured on the H200 (BENCHMARKS.md): 8×8 tiles make 1.6× the tile pairs of 16×16
 /// but blend 2.6× fewer splat-pixels, and the tile render takes 1.15 instead of 2.75 ms
 /// at K = 9; the image is the same (every splat reaching a pixel is in its tile's list
@@ -22,53 +21,19 @@ pub const TILE_SIZE: u32 = 8;
 /// 0.64× the pairs of one per tile, and the tile render reads the same lists.
 pub const BIN_SIZE: u32 = 2 * TILE_SIZE;
 
-/// Classes of tiles by their pair count (prepended to every pass's WGSL as
-/// `WORK_CLASSES`, see `work_class` in `common.wgsl`): the tile split files each tile in
+/// Classes of tiles by their pair count (the shader def `WORK_CLASSES`, see
+/// `work_class` in `common.wgsl`): the tile split files each tile in
 /// one, the tile order launches the busiest classes first.
 pub const WORK_CLASSES: u32 = 64;
 
-/// Threads per workgroup of the one-dimensional passes.
+/// Threads per workgroup of the one-dimensional passes (the shader def
+/// `WORKGROUP_SIZE`).
 pub const WORKGROUP_SIZE: u32 = 256;
 
 /// The most workgroups a dispatch may have in one dimension.
 pub const MAX_GROUPS_PER_DIMENSION: u32 = 65_535;
 
-/// Whether a module keeps wgpu's shader runtime checks. wgpu guards every loop against
-/// running forever (a counter and a test per iteration) and clamps every array index
-/// it cannot prove in range; on an H200 those guards made the radix sort's kernels
-/// 1.5–1.7× slower and the tile render 12 % (BENCHMARKS.md). A module drops them only where
-/// its own code makes them needless.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShaderChecks {
-    /// All of wgpu's checks.
-    All,
-    /// No loop guards and no index checks: every loop of the module runs a count of
-    /// iterations bounded by a constant or by a buffer's range, and every index it
-    /// computes is in range by construction (checked against the CPU by the module's
-    /// tests). Storage buffers keep the driver's robust access where it has one
-    /// (Vulkan's `robustBufferAccess`); browsers check WebGPU shaders themselves.
-    None,
-}
-
-/// Compiles `COMMON_WGSL` followed by `source` as one module, with the tile size and
-/// the number of work classes prepended.
-pub fn shader_module(device: &Device, label: &str, source: &str) -> wgpu::ShaderModule {
-    shader_module_with_checks(device, label, source, ShaderChecks::All)
-}
-
-/// [`shader_module`] with `checks` instead of all of wgpu's.
-pub fn shader_module_with_checks(
-    device: &Device,
-    label: &str,
-    source: &str,
-    checks: ShaderChecks,
-) -> wgpu::ShaderModule {
-    let text = format!(
-        "const TILE_SIZE: u32 = {TILE_SIZE}u;\nconst WORK_CLASSES: u32 = {WORK_CLASSES}u;\n\
-         {COMMON_WGSL}\n{source}"
-    );
-    create_module(device, label, text, checks)
-}
+pub use super::library::ShaderChecks;
 
 fn create_module(
     device: &Device,
@@ -98,18 +63,6 @@ pub fn compute_pipeline(
     module: &wgpu::ShaderModule,
     entry_point: &str,
 ) -> ComputePipeline {
-    compute_pipeline_with(device, label, layout, module, entry_point, &[])
-}
-
-/// [`compute_pipeline`] with values for the module's `override` constants.
-pub fn compute_pipeline_with(
-    device: &Device,
-    label: &str,
-    layout: &BindGroupLayout,
-    module: &wgpu::ShaderModule,
-    entry_point: &str,
-    constants: &[(&str, f64)],
-) -> ComputePipeline {
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
         bind_group_layouts: &[Some(layout)],
@@ -121,7 +74,7 @@ pub fn compute_pipeline_with(
         module,
         entry_point: Some(entry_point),
         compilation_options: wgpu::PipelineCompilationOptions {
-            constants,
+            constants: &[],
             zero_initialize_workgroup_memory: false,
         },
         cache: None,
@@ -265,183 +218,33 @@ pub fn standalone_shader_module(
     create_module(device, label, format!("{constants}\n{body}"), checks)
 }
 
-/// A fullscreen pass over one of the view's textures: a fragment shader reading an
-/// unfiltered 2-D texture (binding 0) and a uniform (binding 1), drawn as one triangle
-/// over the viewport, with its pipelines built on first use, one per (attachment
-/// format, sample count). The composite and the depth write are two of these.
-pub struct FullscreenTexturePass {
-    label: &'static str,
-    layout: BindGroupLayout,
-    module: wgpu::ShaderModule,
-    fragment: &'static str,
-    pipelines: std::sync::Mutex<
-        std::collections::HashMap<(wgpu::TextureFormat, u32), wgpu::RenderPipeline>,
-    >,
-}
-
-impl FullscreenTexturePass {
-    /// `source` has a `fullscreen` vertex entry point and the `fragment` one.
-    pub fn new(device: &Device, label: &'static str, source: &str, fragment: &'static str) -> Self {
-        let texture = BindGroupLayoutEntry {
-            binding: 0,
-            visibility: ShaderStages::FRAGMENT,
-            ty: BindingType::Texture {
-                sample_type: wgpu::TextureSampleType::Float { filterable: false },
-                view_dimension: wgpu::TextureViewDimension::D2,
-                multisampled: false,
-            },
-            count: None,
-        };
-        let params = BindGroupLayoutEntry {
-            visibility: ShaderStages::FRAGMENT,
-            ..uniform(1, false)
-        };
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(label),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
-        Self {
-            label,
-            layout: layout(device, label, &[texture, params]),
-            module,
-            fragment,
-            pipelines: Default::default(),
-        }
-    }
-
-    pub fn bind_group(
-        &self,
-        device: &Device,
-        texture: &wgpu::TextureView,
-        params: &Buffer,
-    ) -> BindGroup {
-        bind_group(
-            device,
-            self.label,
-            &self.layout,
-            &[
-                wgpu::BindingResource::TextureView(texture),
-                params.as_entire_binding(),
-            ],
-        )
-    }
-
-    /// The pipeline for an attachment of `format` with `samples` samples, built the
-    /// first time it is asked for with `targets` and `depth_stencil`.
-    pub fn pipeline(
-        &self,
-        device: &Device,
-        (format, samples): (wgpu::TextureFormat, u32),
-        targets: &[Option<wgpu::ColorTargetState>],
-        depth_stencil: Option<wgpu::DepthStencilState>,
-    ) -> wgpu::RenderPipeline {
-        let mut pipelines = self
-            .pipelines
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pipelines
-            .entry((format, samples))
-            .or_insert_with(|| self.build(device, targets, depth_stencil, samples))
-            .clone()
-    }
-
-    fn build(
-        &self,
-        device: &Device,
-        targets: &[Option<wgpu::ColorTargetState>],
-        depth_stencil: Option<wgpu::DepthStencilState>,
-        samples: u32,
-    ) -> wgpu::RenderPipeline {
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(self.label),
-            bind_group_layouts: &[Some(&self.layout)],
-            immediate_size: 0,
-        });
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some(self.label),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &self.module,
-                entry_point: Some("fullscreen"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &self.module,
-                entry_point: Some(self.fragment),
-                compilation_options: Default::default(),
-                targets,
-            }),
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil,
-            multisample: wgpu::MultisampleState {
-                count: samples,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
-        })
-    }
-
-    pub fn encode(
-        &self,
-        pass: &mut wgpu::RenderPass<'_>,
-        pipeline: &wgpu::RenderPipeline,
-        group: &BindGroup,
-    ) {
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, group, &[]);
-        pass.draw(0..3, 0..1);
-    }
-}
-
-/// A compute pass that reads the view's opaque depth (as `SCENE_DEPTH_TEXTURE` in its
-/// WGSL), compiled twice: for a single-sampled and for a multisampled depth buffer.
+/// A compute pass that reads the view's opaque depth (`scene_depth` in its WGSL),
+/// compiled twice: for a single-sampled and for a multisampled depth buffer.
 pub struct SceneDepthVariants {
     single: (BindGroupLayout, ComputePipeline),
     multisampled: (BindGroupLayout, ComputePipeline),
 }
 
 impl SceneDepthVariants {
-    /// `entries` are the layout's other bindings; the depth texture is `depth_binding`.
+    /// `entries` are the layout's other bindings; the depth texture is `depth_binding`,
+    /// declared in `file` under the shader def `MULTISAMPLED_DEPTH`; `defs` are the
+    /// module's others.
     pub fn new(
         device: &Device,
+        library: &mut ShaderLibrary,
         label: &str,
-        entries: &[BindGroupLayoutEntry],
-        depth_binding: u32,
-        source: &str,
-        entry_point: &str,
+        (entries, depth_binding): (&[BindGroupLayoutEntry], u32),
+        (file, entry_point): (WgslFile, &str),
+        defs: &[ShaderDef],
         checks: ShaderChecks,
     ) -> Self {
-        Self::with_constants(
-            device,
-            label,
-            entries,
-            depth_binding,
-            (source, entry_point),
-            checks,
-            &[],
-        )
-    }
-
-    /// [`SceneDepthVariants::new`] with values for the module's `override` constants.
-    pub fn with_constants(
-        device: &Device,
-        label: &str,
-        entries: &[BindGroupLayoutEntry],
-        depth_binding: u32,
-        (source, entry_point): (&str, &str),
-        checks: ShaderChecks,
-        constants: &[(&str, f64)],
-    ) -> Self {
-        let variant = |multisampled: bool| {
-            let (label, depth_type) = if multisampled {
-                (
-                    format!("{label} (msaa depth)"),
-                    "texture_depth_multisampled_2d",
-                )
+        let mut variant = |multisampled: bool| {
+            let mut defs = defs.to_vec();
+            let label = if multisampled {
+                defs.push(ShaderDef::Flag("MULTISAMPLED_DEPTH"));
+                format!("{label} (msaa depth)")
             } else {
-                (label.to_owned(), "texture_depth_2d")
+                label.to_owned()
             };
             let mut entries = entries.to_vec();
             entries.push(BindGroupLayoutEntry {
@@ -455,10 +258,8 @@ impl SceneDepthVariants {
                 count: None,
             });
             let layout = layout(device, &label, &entries);
-            let source = source.replace("SCENE_DEPTH_TEXTURE", depth_type);
-            let module = shader_module_with_checks(device, &label, &source, checks);
-            let pipeline =
-                compute_pipeline_with(device, &label, &layout, &module, entry_point, constants);
+            let module = library.module(device, &label, file, &defs, checks);
+            let pipeline = compute_pipeline(device, &label, &layout, &module, entry_point);
             (layout, pipeline)
         };
         Self {

@@ -1,13 +1,32 @@
 // Shared by the splat passes: the per-view camera, the projected splat record and the
 // exact ellipse/tile test that preprocess and duplicate must agree on.
+#define_import_path bevy_splat::common
 
-// `TILE_SIZE` (pixels on a side of a tile) is prepended by the host from
-// `common.rs`'s `TILE_SIZE`, so the tile grid has one definition.
+// Pixels on a side of a tile, and the tile order's work classes: shader defs from
+// `common.rs`'s `TILE_SIZE` and `WORK_CLASSES`, their one definition.
+const TILE_SIZE: u32 = #{TILE_SIZE}u;
+const WORK_CLASSES: u32 = #{WORK_CLASSES}u;
+// Threads of the kernels that run over splats, pairs or tiles (`WORKGROUP_SIZE`).
+const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
+
+// Words of a band's counters buffer (`ViewCounters` in indirect.rs, which makes these
+// defs from its fields): visible splats, pairs needed, pairs kept (≤ capacity),
+// visible splats kept (≤ capacity), the dispatches over kept splats and kept pairs,
+// the largest depth key written and then the complement of the smallest. Preprocess
+// and duplicate count what they would write past a capacity, so the CPU learns what
+// the band needs.
+const COUNTER_VISIBLE: u32 = #{COUNTER_VISIBLE}u;
+const COUNTER_PAIRS_NEEDED: u32 = #{COUNTER_PAIRS_NEEDED}u;
+const COUNTER_PAIRS_KEPT: u32 = #{COUNTER_PAIRS_KEPT}u;
+const COUNTER_VISIBLE_KEPT: u32 = #{COUNTER_VISIBLE_KEPT}u;
+const COUNTER_VISIBLE_DISPATCH: u32 = #{COUNTER_VISIBLE_DISPATCH}u;
+const COUNTER_PAIR_DISPATCH: u32 = #{COUNTER_PAIR_DISPATCH}u;
+const COUNTER_DEPTH_KEY_MAX: u32 = #{COUNTER_DEPTH_KEY_MAX}u;
 // The last pixel centre of a tile, from its first pixel's edge.
 const TILE_LAST_CENTRE: f32 = f32(TILE_SIZE) - 0.5;
 // Indirect grids over a GPU-only count are rows of at most 65,535 workgroups of 256
 // threads (see indirect.wgsl).
-const GRID_WIDTH: u32 = 65535u * 256u;
+const GRID_WIDTH: u32 = 65535u * WORKGROUP_SIZE;
 // No pixel is drawn where a splat's alpha is below this (the reference's cut-off).
 const ALPHA_MIN: f32 = 1.0 / 255.0;
 // The reference caps α below 1 so transmittance never hits zero in one step.
@@ -49,11 +68,13 @@ struct ProjectedSplat {
     x: f32,
     y: f32,
     depth: f32,
-    // The footprint's factors (see `footprint_sigma`): u₀ = l00·dx + l10·dy,
-    // u1 = l11·dy, with u₀² + u₁² = ½log₂e · dᵀΣ⁻¹d.
-    l00: f32,
-    l10: f32,
-    l11: f32,
+    // The footprint's factors (see `footprint_sigma`; no field name here ends in a
+    // digit: naga_oil writes imported structs through naga's namer, which renames such
+    // names, and a pass's own `splat.l00` would then miss): u₀ = l_xx·dx + l_yx·dy,
+    // u1 = l_yy·dy, with u₀² + u₁² = ½log₂e · dᵀΣ⁻¹d.
+    l_xx: f32,
+    l_yx: f32,
+    l_yy: f32,
     // Colour r, g (`pack_unbounded`, unorm16 each).
     rg: u32,
     // Colour b (`pack_unbounded`) and the opacity (unorm16 over 0..=1).
@@ -93,11 +114,11 @@ fn reach_squared(s: ProjectedSplat) -> f32 {
     return max(SIGMA_MAX + log2(splat_opacity(s)), 0.0);
 }
 
-// Half the height of the α ≥ 1/255 ellipse: at u₀ = 0, |dy| = R / l11. l11 comes from
+// Half the height of the α ≥ 1/255 ellipse: at u₀ = 0, |dy| = R / l_yy. l_yy comes from
 // Σ₂ᴅ's yy alone, so this holds for long thin splats too, where the conic's
 // determinant cancels.
 fn half_height(s: ProjectedSplat) -> f32 {
-    return sqrt(reach_squared(s)) / s.l11;
+    return sqrt(reach_squared(s)) / s.l_yy;
 }
 
 // The tile rows (first, last; first > last when none) of the band that the splat's
@@ -120,19 +141,19 @@ fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
     let r2 = reach_squared(s);
     let y_lo = f32(row * TILE_SIZE) + 0.5 - s.y;
     let y_hi = min(f32(row * TILE_SIZE) + TILE_LAST_CENTRE, f32(view.viewport_size.y) - 0.5) - s.y;
-    // At height dy the ellipse spans l00·dx + l10·dy = ±sqrt(R² − l11²·dy²); its
-    // rightmost point is at dy = −l10·R / (l11·sqrt(l10² + l11²)), its leftmost at the
+    // At height dy the ellipse spans l_xx·dx + l_yx·dy = ±sqrt(R² − l_yy²·dy²); its
+    // rightmost point is at dy = −l_yx·R / (l_yy·sqrt(l_yx² + l_yy²)), its leftmost at the
     // opposite dy. Clamped into the row, those give the row's extreme columns.
-    let dy_extreme = s.l10 * sqrt(r2) / (s.l11 * length(vec2<f32>(s.l10, s.l11)));
+    let dy_extreme = s.l_yx * sqrt(r2) / (s.l_yy * length(vec2<f32>(s.l_yx, s.l_yy)));
     let dy_right = clamp(-dy_extreme, y_lo, y_hi);
     let dy_left = clamp(dy_extreme, y_lo, y_hi);
-    let disc_right = r2 - s.l11 * s.l11 * dy_right * dy_right;
-    let disc_left = r2 - s.l11 * s.l11 * dy_left * dy_left;
+    let disc_right = r2 - s.l_yy * s.l_yy * dy_right * dy_right;
+    let disc_left = r2 - s.l_yy * s.l_yy * dy_left * dy_left;
     if disc_right < 0.0 || disc_left < 0.0 {
         return vec2<i32>(1, 0);
     }
-    let x_right = s.x + (-s.l10 * dy_right + sqrt(disc_right)) / s.l00;
-    let x_left = s.x + (-s.l10 * dy_left - sqrt(disc_left)) / s.l00;
+    let x_right = s.x + (-s.l_yx * dy_right + sqrt(disc_right)) / s.l_xx;
+    let x_left = s.x + (-s.l_yx * dy_left - sqrt(disc_left)) / s.l_xx;
     // Tile column j holds pixel centres S·j + 0.5 ..= S·j + S − 0.5.
     let first = i32(ceil((x_left - TILE_LAST_CENTRE) / f32(TILE_SIZE)));
     let last = i32(floor((x_right - 0.5) / f32(TILE_SIZE)));
@@ -226,7 +247,7 @@ const SIGMA_MAX: f32 = log2(1.0 / ALPHA_MIN);
 // (l₀₀, l₁₀, l₁₁, −log₂ opacity) of a projected splat: the Cholesky factor of
 // ½log₂e·(a, b; b, c), the conic, scaled, as the preprocess stored it.
 fn footprint_factors(s: ProjectedSplat) -> vec4<f32> {
-    return vec4<f32>(s.l00, s.l10, s.l11, -log2(splat_opacity(s)));
+    return vec4<f32>(s.l_xx, s.l_yx, s.l_yy, -log2(splat_opacity(s)));
 }
 
 // σ at `d`; the pixel takes no part of the splat unless σ ≤ SIGMA_MAX (which a NaN

@@ -1,66 +1,146 @@
-//! composite: the premultiplied splat layer over the view's main texture.
+//! composite: the premultiplied splat layer into the view's main texture.
 
 use wgpu::{BindGroup, Buffer, Device, RenderPass, RenderPipeline, TextureFormat};
 
 use bevy::ecs::component::Component;
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::reflect::prelude::*;
 
-use super::common::FullscreenTexturePass;
+use super::fullscreen::FullscreenTexturePass;
+use super::library::{ShaderLibrary, wgsl_file};
 
 /// How a camera's finished splat layer is written into its image.
 ///
-/// Trained colours are sRGB-encoded display values. By default they are converted to
-/// Bevy's linear working space, so the camera's output encoding gives the trained
-/// colours back. `Passthrough` writes the layer's values untouched, as the reference
-/// rasterizer does: use it with an `Rgba8Unorm` render target for a parity render.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Trained colours are sRGB display values, and the training blended them in sRGB:
+/// over a background `b` a splat layer of premultiplied colour `C` and coverage `A`
+/// shows `C + (1 - A) b`. By default ([`SplatComposite::Linearize`]) the composite
+/// gives exactly that image in Bevy's linear working space, over black, a clear
+/// colour or meshes alike. [`SplatComposite::Passthrough`] writes the layer's values
+/// untouched with premultiplied blending, as the reference rasterizer does: use it with
+/// an `Rgba8Unorm` render target for a parity render.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub enum SplatComposite {
+    /// The trained image over the scene, blended in sRGB values as it was trained, and
+    /// stored in the view's own encoding. A view in linear light has its colour under
+    /// the viewport copied once a frame for this (its main texture keeps Bevy's
+    /// default `COPY_SRC` usage; without it the blend is exact over black only).
     #[default]
     Linearize,
+    /// The layer's values blended into the view's as they are.
     Passthrough,
 }
 
-/// The composite: the layer over the view's image, premultiplied, one pipeline per
-/// (target format, sample count) met so far.
-pub struct CompositePass(FullscreenTexturePass);
+/// How one view composites this frame (chosen in prepare from [`SplatComposite`] and
+/// the view's target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompositeMode {
+    /// Premultiplied hardware blending of the layer's values: `Passthrough`, and
+    /// `Linearize` into a view that stores sRGB values (where it is exact).
+    Premultiplied,
+    /// Premultiplied blending of the layer taken to linear light: exact over black, for
+    /// a view in linear light whose colour cannot be copied.
+    LinearOverBlack,
+    /// The layer over a copy of the scene behind it, blended in sRGB values and written
+    /// in linear light.
+    OverScene,
+}
+
+impl CompositeMode {
+    /// `linear_target`: the view stores linear light; `copyable`: its main texture can
+    /// be copied from.
+    pub fn choose(composite: SplatComposite, linear_target: bool, copyable: bool) -> Self {
+        match composite {
+            SplatComposite::Passthrough => Self::Premultiplied,
+            SplatComposite::Linearize if !linear_target => Self::Premultiplied,
+            SplatComposite::Linearize if copyable => Self::OverScene,
+            SplatComposite::Linearize => Self::LinearOverBlack,
+        }
+    }
+
+    /// The composite reads a copy of the view's colour.
+    pub fn reads_scene(self) -> bool {
+        self == Self::OverScene
+    }
+}
+
+/// The composite's two pipelines (premultiplied blending, and the blend over a copy of
+/// the scene), each built per (target format, sample count) met so far.
+pub struct CompositePass {
+    premultiplied: FullscreenTexturePass,
+    over_scene: FullscreenTexturePass,
+}
 
 /// Composite parameters (`params` in WGSL).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct CompositeUniform {
     pub viewport_origin: [u32; 2],
-    /// 1: take the layer's sRGB values to linear light; 0: write them as they are.
+    /// 1: `CompositeMode::LinearOverBlack`; 0 otherwise.
     pub linearize: u32,
     pub _pad: u32,
 }
 
 impl CompositePass {
-    pub fn new(device: &Device) -> Self {
-        Self(FullscreenTexturePass::new(
-            device,
-            "splat composite",
-            include_str!("composite.wgsl"),
-            "composite",
-        ))
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
+        let file = wgsl_file!("composite.wgsl");
+        Self {
+            premultiplied: FullscreenTexturePass::new(
+                device,
+                library,
+                "splat composite",
+                (file, "composite_premultiplied"),
+                false,
+            ),
+            over_scene: FullscreenTexturePass::new(
+                device,
+                library,
+                "splat composite over the scene",
+                (file, "composite_over_scene"),
+                true,
+            ),
+        }
     }
 
+    /// `scene`: the copy of the view's colour, for `CompositeMode::OverScene`.
     pub fn bind_group(
         &self,
         device: &Device,
         splat_layer: &wgpu::TextureView,
         params: &Buffer,
+        scene: Option<&wgpu::TextureView>,
     ) -> BindGroup {
-        self.0.bind_group(device, splat_layer, params)
+        match scene {
+            Some(scene) => self
+                .over_scene
+                .bind_group(device, splat_layer, params, Some(scene)),
+            None => self
+                .premultiplied
+                .bind_group(device, splat_layer, params, None),
+        }
     }
 
     /// The pipeline for a target, built the first time that target is seen.
-    pub fn pipeline(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
+    pub fn pipeline(
+        &self,
+        device: &Device,
+        mode: CompositeMode,
+        format: TextureFormat,
+        samples: u32,
+    ) -> RenderPipeline {
+        let (pass, blend) = match mode {
+            CompositeMode::OverScene => (&self.over_scene, None),
+            CompositeMode::Premultiplied | CompositeMode::LinearOverBlack => (
+                &self.premultiplied,
+                Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+            ),
+        };
         let target = wgpu::ColorTargetState {
             format,
-            blend: Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+            blend,
             write_mask: wgpu::ColorWrites::ALL,
         };
-        self.0
-            .pipeline(device, (format, samples), &[Some(target)], None)
+        pass.pipeline(device, (format, samples), &[Some(target)], None)
     }
 
     pub fn encode(
@@ -69,6 +149,28 @@ impl CompositePass {
         pipeline: &RenderPipeline,
         bind_group: &BindGroup,
     ) {
-        self.0.encode(pass, pipeline, bind_group);
+        // Either pass draws the same fullscreen triangle.
+        self.premultiplied.encode(pass, pipeline, bind_group);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_linear_view_that_can_be_copied_reads_the_scene() {
+        use CompositeMode::*;
+        let linearize = SplatComposite::Linearize;
+        assert_eq!(CompositeMode::choose(linearize, true, true), OverScene);
+        assert_eq!(
+            CompositeMode::choose(linearize, true, false),
+            LinearOverBlack
+        );
+        assert_eq!(CompositeMode::choose(linearize, false, true), Premultiplied);
+        for (linear, copyable) in [(true, true), (false, false)] {
+            let mode = CompositeMode::choose(SplatComposite::Passthrough, linear, copyable);
+            assert_eq!(mode, Premultiplied);
+        }
     }
 }

@@ -1,17 +1,20 @@
-// composite: draws the finished splat layer over the view's colour with premultiplied
-// alpha. Trained colours are sRGB display values; unless the view stores sRGB-encoded
-// values itself, they are taken to linear light here, so the view's output encoding
-// gives the trained colours back.
+// composite: draws the finished splat layer into the view's colour.
+//
+// The layer holds premultiplied sRGB display values C with coverage A, as the trained
+// images were blended: over a background b the reference image is C + (1 - A) b, in
+// sRGB values. Where the view stores sRGB values itself (or for a parity render,
+// `Passthrough`), premultiplied hardware blending computes exactly that
+// (`composite_premultiplied`). Where it stores linear light, blending there would
+// give linear(C) + (1 - A) b_linear, which brightens every half-transparent splat
+// over a lit background; so `composite_over_scene` reads the scene behind (a copy
+// of the view's colour) and writes linear(C + (1 - A) srgb(b)) itself.
 
 @group(0) @binding(0) var splat_layer: texture_2d<f32>;
-@group(0) @binding(1) var<uniform> params: vec4<u32>; // viewport origin x, y; linearize flag
-
-@vertex
-fn fullscreen(@builtin(vertex_index) index: u32) -> @builtin(position) vec4<f32> {
-    // One triangle that covers the viewport.
-    let uv = vec2<f32>(f32((index << 1u) & 2u), f32(index & 2u));
-    return vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
-}
+// viewport origin x, y; 1 to take the result to linear light
+@group(0) @binding(1) var<uniform> params: vec4<u32>;
+// Only `composite_over_scene` reads it: the view's colour under the viewport, copied
+// before this pass (linear light).
+@group(0) @binding(2) var scene: texture_2d<f32>;
 
 fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
     let low = c / 12.92;
@@ -19,13 +22,39 @@ fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
     return select(high, low, c <= vec3<f32>(0.04045));
 }
 
+// The inverse of `srgb_to_linear`, continued above 1 for HDR views.
+fn linear_to_srgb(c: vec3<f32>) -> vec3<f32> {
+    let low = c * 12.92;
+    let high = 1.055 * pow(max(c, vec3<f32>(0.0031308)), vec3<f32>(1.0 / 2.4)) - 0.055;
+    return select(high, low, c <= vec3<f32>(0.0031308));
+}
+
+fn layer_at(position: vec4<f32>) -> vec4<f32> {
+    return textureLoad(splat_layer, vec2<u32>(position.xy) - params.xy, 0);
+}
+
+// Blended by the hardware as premultiplied alpha: exact where the view stores sRGB
+// values. With `params.z` set (a view in linear light whose colour cannot be copied)
+// it is exact over black only: linear(C) + (1 - A) b_linear.
 @fragment
-fn composite(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
-    let pixel = vec2<u32>(position.xy) - params.xy;
-    let layer = textureLoad(splat_layer, pixel, 0);
+fn composite_premultiplied(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
+    let layer = layer_at(position);
     if params.z == 0u || layer.a <= 0.0 {
         return layer;
     }
-    let straight = clamp(layer.rgb / layer.a, vec3<f32>(0.0), vec3<f32>(1.0));
-    return vec4<f32>(srgb_to_linear(straight) * layer.a, layer.a);
+    return vec4<f32>(srgb_to_linear(max(layer.rgb, vec3<f32>(0.0))), layer.a);
+}
+
+// Written without blending: C + (1 - A) b in sRGB values, taken to linear light.
+// Pixels the splats do not reach are left alone, so a multisampled view keeps its
+// edges there; where they do, every sample gets the one blended value.
+@fragment
+fn composite_over_scene(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
+    let layer = layer_at(position);
+    if layer.a <= 0.0 {
+        discard;
+    }
+    let behind = textureLoad(scene, vec2<u32>(position.xy) - params.xy, 0);
+    let over = layer.rgb + (1.0 - layer.a) * linear_to_srgb(max(behind.rgb, vec3<f32>(0.0)));
+    return vec4<f32>(srgb_to_linear(over), layer.a + (1.0 - layer.a) * behind.a);
 }

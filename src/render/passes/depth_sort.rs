@@ -9,8 +9,9 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{bind_group, compute_pipeline, layout, shader_module, storage};
+use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
+use super::library::{ShaderLibrary, wgsl_file};
 
 /// Bits of a depth key the sort orders by. A key is a positive float's bit pattern
 /// (view distance, 31 bits); the preprocess records the smallest and largest it
@@ -26,7 +27,7 @@ pub struct DepthSortPass {
 }
 
 impl DepthSortPass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let layout = layout(
             device,
             "splat depth order",
@@ -37,7 +38,13 @@ impl DepthSortPass {
                 storage(3, false),
             ],
         );
-        let module = shader_module(device, "splat depth order", include_str!("depth_sort.wgsl"));
+        let module = library.module(
+            device,
+            "splat depth order",
+            wgsl_file!("depth_sort.wgsl"),
+            &[],
+            ShaderChecks::All,
+        );
         let gather = compute_pipeline(
             device,
             "splat depth order",

@@ -3,6 +3,8 @@
 // in depth order, so duplicate writes the pairs nearest first and a stable sort by
 // tile alone keeps every tile's splats front to back.
 
+#import bevy_splat::common::{linear_thread, WORKGROUP_SIZE, COUNTER_VISIBLE_KEPT}
+
 @group(0) @binding(0) var<storage, read> counters: array<u32>;
 // The slots, nearest first (the depth sort's values).
 @group(0) @binding(1) var<storage, read> by_depth: array<u32>;
@@ -10,10 +12,10 @@
 @group(0) @binding(2) var<storage, read> tile_counts: array<u32>;
 @group(0) @binding(3) var<storage, read_write> tile_offsets: array<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn gather_tile_counts(@builtin(global_invocation_id) gid: vec3<u32>) {
     let index = linear_thread(gid);
-    if index >= counters[3] {
+    if index >= counters[COUNTER_VISIBLE_KEPT] {
         return;
     }
     tile_offsets[index] = tile_counts[by_depth[index]];

@@ -3,26 +3,31 @@
 //! after the opaque pass and before the transparent one.
 
 use bevy::ecs::component::Component;
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::reflect::prelude::*;
 use wgpu::{BindGroup, Buffer, CompareFunction, Device, RenderPass, RenderPipeline, TextureFormat};
 
-use super::common::FullscreenTexturePass;
+use super::fullscreen::FullscreenTexturePass;
+use super::library::{ShaderLibrary, wgsl_file};
 
 /// On a 3D camera: its splats write their surface (the median depth) into the view's
 /// depth texture, so transparent meshes behind a dense splat surface are hidden and
 /// later depth-reading passes see the splats. Costs a 4-byte-per-pixel texture and a
 /// fullscreen pass.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub struct SplatDepth;
 
 pub struct DepthWritePass(FullscreenTexturePass);
 
 impl DepthWritePass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         Self(FullscreenTexturePass::new(
             device,
+            library,
             "splat depth write",
-            include_str!("depth_write.wgsl"),
-            "depth_write",
+            (wgsl_file!("depth_write.wgsl"), "depth_write"),
+            false,
         ))
     }
 
@@ -34,7 +39,7 @@ impl DepthWritePass {
         median_depth: &wgpu::TextureView,
         params: &Buffer,
     ) -> BindGroup {
-        self.0.bind_group(device, median_depth, params)
+        self.0.bind_group(device, median_depth, params, None)
     }
 
     /// The pipeline for a depth buffer of `format` with `samples` samples.

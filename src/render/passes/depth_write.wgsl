@@ -6,12 +6,6 @@
 @group(0) @binding(0) var median_depth: texture_2d<f32>;
 @group(0) @binding(1) var<uniform> params: vec4<u32>; // viewport origin x, y
 
-@vertex
-fn fullscreen(@builtin(vertex_index) index: u32) -> @builtin(position) vec4<f32> {
-    let uv = vec2<f32>(f32((index << 1u) & 2u), f32(index & 2u));
-    return vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
-}
-
 @fragment
 fn depth_write(@builtin(position) position: vec4<f32>) -> @builtin(frag_depth) f32 {
     let pixel = vec2<u32>(position.xy) - params.xy;

@@ -2,10 +2,9 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{
-    ShaderChecks, bind_group, compute_pipeline, layout, shader_module_with_checks, storage, uniform,
-};
+use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage, uniform};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
+use super::library::{ShaderLibrary, wgsl_file};
 
 pub struct DuplicatePass {
     layout: BindGroupLayout,
@@ -13,7 +12,7 @@ pub struct DuplicatePass {
 }
 
 impl DuplicatePass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let layout = layout(
             device,
             "splat duplicate",
@@ -30,10 +29,11 @@ impl DuplicatePass {
         // Its loops run over the bin rows and columns of a splat's spans, clamped to the
         // view's tiles, and over the window; it indexes the window below WINDOW, pair
         // buffers below the pair capacity, splats by the slots the preprocess wrote.
-        let module = shader_module_with_checks(
+        let module = library.module(
             device,
             "splat duplicate",
-            include_str!("duplicate.wgsl"),
+            wgsl_file!("duplicate.wgsl"),
+            &[],
             ShaderChecks::None,
         );
         let pipeline = compute_pipeline(device, "splat duplicate", &layout, &module, "duplicate");

@@ -9,6 +9,11 @@
 // consecutive threads: written by the thread that makes them, each 4-byte pair went to
 // its own memory sector. Pairs past the window are written directly.
 
+#import bevy_splat::common::{
+    SplatView, ProjectedSplat, splat_rows, SLOT_BITS, bins_across, bin_row_spans,
+    bin_columns, bin_tiles, linear_thread, WORKGROUP_SIZE, COUNTER_VISIBLE_KEPT,
+}
+
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;
 // The scanned tile counts, in depth order.
@@ -19,7 +24,7 @@
 // Slots of the visible splats, nearest first.
 @group(0) @binding(6) var<storage, read> by_depth: array<u32>;
 
-const WG: u32 = 256u;
+const WG: u32 = WORKGROUP_SIZE;
 // 8 KiB of keys and values: about 4 pairs per splat, more than most workgroups make.
 const WINDOW: u32 = 1024u;
 
@@ -36,7 +41,7 @@ fn duplicate(
 ) {
     let index = linear_thread(gid);
     // Threads past the visible splats stay for the barriers.
-    let has_splat = index < counters[3];
+    let has_splat = index < counters[COUNTER_VISIBLE_KEPT];
     var splat_slot = 0u;
     var slot = 0u;
     if has_splat {

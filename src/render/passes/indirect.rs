@@ -3,18 +3,58 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{bind_group, compute_pipeline, layout, shader_module, storage, uniform};
+use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage, uniform};
+use super::library::{ShaderDef, ShaderLibrary, wgsl_file};
 
-/// Byte offsets of the counters buffer (see `indirect.wgsl`).
-pub const PAIRS_NEEDED_OFFSET: u64 = 4;
-pub const PAIRS_KEPT_OFFSET: u64 = 8;
-pub const VISIBLE_KEPT_OFFSET: u64 = 12;
-pub const VISIBLE_DISPATCH_OFFSET: u64 = 16;
-pub const PAIR_DISPATCH_OFFSET: u64 = 32;
+/// A band's counters buffer, what its passes count on the GPU each frame. The WGSL
+/// indexes it by word through the shader defs [`counter_defs`] makes from this
+/// struct, and the preprocess's `PreprocessCounters` is checked against it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ViewCounters {
+    /// Splats the preprocess found visible (it writes at most the splat capacity).
+    pub visible: u32,
+    /// Pairs the visible splats make (the scan's total).
+    pub pairs_needed: u32,
+    /// Pairs within the band's capacity.
+    pub pairs_kept: u32,
+    /// Visible splats within the band's capacity.
+    pub visible_kept: u32,
+    /// Dispatch arguments over the kept splats (x, y, z, unused).
+    pub visible_dispatch: [u32; 4],
+    /// Dispatch arguments over the kept pairs (x, y, z, unused).
+    pub pair_dispatch: [u32; 4],
+    /// The largest depth key the preprocess wrote, then the complement of the smallest.
+    pub depth_key_max: u32,
+    pub depth_key_min_complement: u32,
+    pub _pad: [u32; 2],
+}
+
+/// Byte offsets of the counters buffer's fields.
+pub const PAIRS_NEEDED_OFFSET: u64 = std::mem::offset_of!(ViewCounters, pairs_needed) as u64;
+pub const PAIRS_KEPT_OFFSET: u64 = std::mem::offset_of!(ViewCounters, pairs_kept) as u64;
+pub const VISIBLE_KEPT_OFFSET: u64 = std::mem::offset_of!(ViewCounters, visible_kept) as u64;
+pub const VISIBLE_DISPATCH_OFFSET: u64 =
+    std::mem::offset_of!(ViewCounters, visible_dispatch) as u64;
+pub const PAIR_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, pair_dispatch) as u64;
 /// The largest depth key the preprocess wrote, then the complement of the smallest.
-pub const DEPTH_KEY_RANGE_OFFSET: u64 = 48;
+pub const DEPTH_KEY_RANGE_OFFSET: u64 = std::mem::offset_of!(ViewCounters, depth_key_max) as u64;
 /// Size of the counters buffer.
-pub const COUNTERS_SIZE: u64 = 64;
+pub const COUNTERS_SIZE: u64 = size_of::<ViewCounters>() as u64;
+
+/// The word of each counter, as the shader defs `COUNTER_*` the WGSL indexes with.
+pub(crate) fn counter_defs() -> [ShaderDef; 7] {
+    let word = |offset: u64| (offset / 4) as u32;
+    [
+        ShaderDef::UInt("COUNTER_VISIBLE", 0),
+        ShaderDef::UInt("COUNTER_PAIRS_NEEDED", word(PAIRS_NEEDED_OFFSET)),
+        ShaderDef::UInt("COUNTER_PAIRS_KEPT", word(PAIRS_KEPT_OFFSET)),
+        ShaderDef::UInt("COUNTER_VISIBLE_KEPT", word(VISIBLE_KEPT_OFFSET)),
+        ShaderDef::UInt("COUNTER_VISIBLE_DISPATCH", word(VISIBLE_DISPATCH_OFFSET)),
+        ShaderDef::UInt("COUNTER_PAIR_DISPATCH", word(PAIR_DISPATCH_OFFSET)),
+        ShaderDef::UInt("COUNTER_DEPTH_KEY_MAX", word(DEPTH_KEY_RANGE_OFFSET)),
+    ]
+}
 
 pub struct IndirectPass {
     layout: BindGroupLayout,
@@ -23,13 +63,19 @@ pub struct IndirectPass {
 }
 
 impl IndirectPass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let layout = layout(
             device,
             "splat indirect args",
             &[storage(0, false), uniform(1, false)],
         );
-        let module = shader_module(device, "splat indirect args", include_str!("indirect.wgsl"));
+        let module = library.module(
+            device,
+            "splat indirect args",
+            wgsl_file!("indirect.wgsl"),
+            &[],
+            ShaderChecks::All,
+        );
         let visible = compute_pipeline(
             device,
             "splat visible dispatch",

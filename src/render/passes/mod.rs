@@ -19,16 +19,22 @@
 //! camera with `SplatDepth`, [`depth_write`]: the splats' median depth into its depth
 //! buffer.
 //!
-//! [`common`] holds what every pass is built with (the shared WGSL, layout and bind
-//! group helpers). Passes know nothing of Bevy's ECS: they take wgpu buffers, so the
+//! [`common`] holds what every pass is built with (layout and bind group helpers, the
+//! shared constants); [`library`] composes the WGSL files with naga_oil, shared code
+//! as `#import`ed modules (`common.wgsl` is `bevy_splat::common`) and variants as
+//! shader defs. Passes know nothing of Bevy's ECS: they take wgpu buffers, so the
 //! GPU tests can drive them on their own.
 
 pub(crate) mod common;
 pub(crate) mod composite;
+#[cfg(test)]
+mod contract;
 pub(crate) mod depth_sort;
 pub(crate) mod depth_write;
 pub(crate) mod duplicate;
+pub(crate) mod fullscreen;
 pub(crate) mod indirect;
+pub(crate) mod library;
 pub(crate) mod pick;
 pub(crate) mod preprocess;
 pub mod radix_sort;
@@ -60,23 +66,70 @@ pub struct SplatPipelines {
 }
 
 impl SplatPipelines {
-    /// `sort`: the radix sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`]
-    /// of the device's adapter.
-    pub fn new(device: &wgpu::Device, sort: radix_sort::SortAlgorithm) -> Self {
+    /// Every pipeline, one pass at a time: between passes it gives way to the
+    /// executor, so on a single-threaded one (the web) frames run in between. `sort`:
+    /// the radix sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`] of the
+    /// device's adapter; `shaders`: the app's splat shaders, each a variant of the
+    /// preprocess.
+    pub async fn build(
+        device: &wgpu::Device,
+        sort: radix_sort::SortAlgorithm,
+        shaders: &[crate::shader::SplatShaderSource],
+    ) -> Self {
+        use bevy::tasks::futures_lite::future::yield_now;
+        let mut library = shader_library();
+        let library = &mut library;
+        let mut preprocess = preprocess::PreprocessPass::new(device, library);
+        preprocess.add_shaders(device, library, shaders).await;
+        yield_now().await;
+        let indirect = indirect::IndirectPass::new(device, library);
+        let depth_sort = depth_sort::DepthSortPass::new(device, library);
+        let scan = scan::PrefixScan::new(device);
+        let duplicate = duplicate::DuplicatePass::new(device, library);
+        yield_now().await;
+        let sort = radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32, sort);
+        yield_now().await;
+        let tile_range = tile_range::TileRangePass::new(device, library);
+        let tile_split = tile_split::TileSplitPass::new(device, library);
+        let tile_order = tile_order::TileOrderPass::new(device, library);
+        yield_now().await;
+        let tile_render = tile_render::TileRenderPass::new(device, library);
+        yield_now().await;
+        let pick = pick::PickPass::new(device, library);
+        yield_now().await;
+        let composite = composite::CompositePass::new(device, library);
+        let depth_write = depth_write::DepthWritePass::new(device, library);
         Self {
-            preprocess: preprocess::PreprocessPass::new(device),
-            indirect: indirect::IndirectPass::new(device),
-            depth_sort: depth_sort::DepthSortPass::new(device),
-            scan: scan::PrefixScan::new(device),
-            duplicate: duplicate::DuplicatePass::new(device),
-            sort: radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32, sort),
-            tile_range: tile_range::TileRangePass::new(device),
-            tile_split: tile_split::TileSplitPass::new(device),
-            tile_order: tile_order::TileOrderPass::new(device),
-            tile_render: tile_render::TileRenderPass::new(device),
-            pick: pick::PickPass::new(device),
-            composite: composite::CompositePass::new(device),
-            depth_write: depth_write::DepthWritePass::new(device),
+            preprocess,
+            indirect,
+            depth_sort,
+            scan,
+            duplicate,
+            sort,
+            tile_range,
+            tile_split,
+            tile_order,
+            tile_render,
+            pick,
+            composite,
+            depth_write,
         }
     }
+}
+
+/// A [`library::ShaderLibrary`] with the crate's defs: the constants the host and the
+/// WGSL share, from their one definition on the Rust side.
+pub(crate) fn shader_library() -> library::ShaderLibrary {
+    use library::ShaderDef;
+    let sizes = [
+        ShaderDef::UInt("TILE_SIZE", common::TILE_SIZE),
+        ShaderDef::UInt("WORK_CLASSES", common::WORK_CLASSES),
+        ShaderDef::UInt("WORKGROUP_SIZE", common::WORKGROUP_SIZE),
+    ];
+    let defs = sizes
+        .into_iter()
+        .chain(indirect::counter_defs())
+        .chain(preprocess::shared_defs())
+        .collect();
+    library::ShaderLibrary::new(defs)
 }

@@ -5,6 +5,7 @@
 use wgpu::{BindGroup, Buffer, ComputePass, Device, TextureView};
 
 use super::common::{SceneDepthVariants, ShaderChecks, bind_group, storage, uniform};
+use super::library::{ShaderDef, ShaderLibrary, wgsl_file};
 use super::tile_split::TileLists;
 
 /// Pointer pixels one view picks per frame.
@@ -19,7 +20,7 @@ pub struct PickPass {
 }
 
 impl PickPass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let entries = [
             uniform(0, false),
             storage(1, true),
@@ -32,14 +33,14 @@ impl PickPass {
         ];
         Self {
             variants: std::array::from_fn(|list| {
-                SceneDepthVariants::with_constants(
+                SceneDepthVariants::new(
                     device,
+                    library,
                     &format!("splat pick (list {list})"),
-                    &entries,
-                    6,
-                    (include_str!("pick.wgsl"), "pick"),
+                    (&entries, 6),
+                    (wgsl_file!("pick.wgsl"), "pick"),
+                    &[ShaderDef::UInt("LIST", list as u32)],
                     ShaderChecks::All,
-                    &[("LIST", list as f64)],
                 )
             }),
         }

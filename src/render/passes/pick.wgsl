@@ -8,6 +8,11 @@
 // before the splats that can cross 0.5 stays far above the tile render's 10⁻⁴ cut-off,
 // so that rule never decides a hit.
 
+#import bevy_splat::common::{
+    SplatView, ProjectedSplat, SIGMA_MAX, footprint_factors, footprint_sigma,
+    footprint_alpha, buffer_depth, TILE_SIZE, WORKGROUP_SIZE,
+}
+
 struct PickHit {
     // 1 where the pixel's transmittance reached 0.5.
     found: u32,
@@ -28,14 +33,19 @@ struct PickHit {
 // tiles' lists are in four buffers (`tile_split.wgsl`), too many to bind beside the
 // rest, so the pick runs once per list and each run answers the pixels of its tiles.
 @group(0) @binding(5) var<storage, read> sorted_splats: array<u32>;
-override LIST: u32;
-// `texture_depth_2d` or, under MSAA, `texture_depth_multisampled_2d` (set by the host).
-@group(0) @binding(6) var scene_depth: SCENE_DEPTH_TEXTURE;
+const LIST: u32 = #{LIST}u;
+// `texture_depth_2d` or, under MSAA, `texture_depth_multisampled_2d` (the shader def
+// MULTISAMPLED_DEPTH).
+#ifdef MULTISAMPLED_DEPTH
+@group(0) @binding(6) var scene_depth: texture_depth_multisampled_2d;
+#else
+@group(0) @binding(6) var scene_depth: texture_depth_2d;
+#endif
 @group(0) @binding(7) var<storage, read_write> hits: array<PickHit>;
 // 1 per instance that pointers may hit (`Pickable`): the others are seen through.
 @group(0) @binding(8) var<storage, read> pickable: array<u32>;
 
-const BATCH: u32 = 256u;
+const BATCH: u32 = WORKGROUP_SIZE;
 const NONE: u32 = 0xffffffffu;
 
 // Per splat of the batch: 1 − α at the pixel, then (scanned in place) the product of
@@ -49,7 +59,7 @@ var<workgroup> first_crossing: atomic<u32>;
 var<workgroup> transmittance: f32;
 var<workgroup> finished: u32;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn pick(
     @builtin(workgroup_id) group: vec3<u32>,
     @builtin(local_invocation_index) thread: u32,

@@ -5,9 +5,12 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
 use super::common::{
-    bind_group, compute_pipeline, grid_for, layout, shader_module, slice, storage, uniform,
+    ShaderChecks, bind_group, compute_pipeline, grid_for, layout, slice, storage, uniform,
 };
 use super::indirect::COUNTERS_SIZE;
+use super::library::{ShaderDef, ShaderLibrary, wgsl_file};
+use crate::render::compact::{COMPACT_GEOMETRY_WORDS, POSITION_BLOCK, POSITION_BOX_WORDS};
+use crate::shader::{SplatShaderId, SplatShaderSource};
 
 /// Where one cloud stands relative to the view (`CloudInstance` in WGSL).
 #[repr(C)]
@@ -19,7 +22,9 @@ pub struct CloudInstance {
     pub camera_in_cloud: [f32; 4],
     /// 1: scale opacities by the 2-D filter's compensation (`SplatRasterMode`).
     pub antialiased: u32,
-    pub _pad: [u32; 3],
+    /// For a cloud with a `SplatShader`: the time it is given, in seconds.
+    pub shader_time: f32,
+    pub _pad: [u32; 2],
     /// Colour (rgb) and opacity (a) multipliers (`SplatTint`).
     pub tint: [f32; 4],
     /// How many of `crops` act, and how many of those keep (the rest cut).
@@ -27,6 +32,10 @@ pub struct CloudInstance {
     pub crop_keeps: u32,
     pub _pad_crop: [u32; 2],
     pub crops: [CropGpu; MAX_CROP_VOLUMES_GPU],
+    /// For a cloud with a `SplatShader`: world space from the cloud's frame, and the
+    /// shader's parameters.
+    pub world_from_cloud: [[f32; 4]; 4],
+    pub shader_params: [[f32; 4]; 2],
 }
 
 /// Crop volumes per cloud on the GPU (`SplatCrop` volumes past it are ignored).
@@ -76,49 +85,132 @@ pub const PROJECTED_SPLAT_BYTES: u64 = 32;
 /// Uniform offsets must be multiples of this on every adapter.
 pub const CHUNK_PARAMS_STRIDE: u64 = 256;
 
+/// The sizes the preprocess's modules share with the host's layouts, from their one
+/// definition here and in `compact.rs`, as shader defs (every module gets them).
+pub(crate) fn shared_defs() -> [ShaderDef; 4] {
+    [
+        ShaderDef::UInt("MAX_CROP_VOLUMES", MAX_CROP_VOLUMES_GPU as u32),
+        ShaderDef::UInt("POSITION_BLOCK", POSITION_BLOCK as u32),
+        ShaderDef::UInt("POSITION_BOX_WORDS", POSITION_BOX_WORDS as u32),
+        ShaderDef::UInt("COMPACT_GEOMETRY_WORDS", COMPACT_GEOMETRY_WORDS as u32),
+    ]
+}
+
 pub struct PreprocessPass {
     pub layout: BindGroupLayout,
-    /// For assets in the full layouts (f32, or f16 SH).
+    /// For assets in the full layouts (f32, or f16 SH) and in the compact one.
+    plain: LayoutPipelines,
+    /// Per registered `SplatShader`, in id order: its variants, or `None` where its
+    /// WGSL did not compile (its clouds are drawn without it).
+    shaders: Vec<Option<LayoutPipelines>>,
+}
+
+/// One preprocess variant for each storage layout.
+struct LayoutPipelines {
     full: ComputePipeline,
-    /// For assets in the compact layout.
     compact: ComputePipeline,
 }
 
-impl PreprocessPass {
-    pub fn new(device: &Device) -> Self {
-        let layout = layout(
-            device,
-            "splat preprocess",
-            &[
-                uniform(0, false),
-                uniform(1, true),
-                storage(2, true),
-                storage(3, true),
-                storage(4, false),
-                storage(5, false),
-                storage(6, true),
-                storage(7, false),
-                storage(8, false),
-                storage(9, false),
-            ],
-        );
-        let pipeline = |label: &str, reads: &str| {
-            let source = format!(
-                "const MAX_CROP_VOLUMES: u32 = {MAX_CROP_VOLUMES_GPU}u;\n{}\n{reads}",
-                include_str!("preprocess.wgsl")
-            );
-            let module = shader_module(device, label, &source);
-            compute_pipeline(device, label, &layout, &module, "preprocess")
+impl LayoutPipelines {
+    /// The preprocess composed with `defs`, for both layouts.
+    fn new(
+        device: &Device,
+        library: &mut ShaderLibrary,
+        layout: &BindGroupLayout,
+        label: &str,
+        defs: &[ShaderDef],
+    ) -> Result<Self, String> {
+        let mut pipeline = |label: String, layout_def: Option<ShaderDef>| {
+            let mut defs = defs.to_vec();
+            defs.extend(layout_def);
+            let file = wgsl_file!("preprocess.wgsl");
+            let module = library.try_module(device, &label, file, &defs, ShaderChecks::All)?;
+            Ok::<_, String>(compute_pipeline(
+                device,
+                &label,
+                layout,
+                &module,
+                "preprocess",
+            ))
         };
-        let full = pipeline("splat preprocess", include_str!("preprocess_full.wgsl"));
-        let compact = pipeline(
-            "splat preprocess (compact)",
-            include_str!("preprocess_compact.wgsl"),
-        );
+        Ok(Self {
+            full: pipeline(label.to_string(), None)?,
+            compact: pipeline(
+                format!("{label} (compact)"),
+                Some(ShaderDef::Flag("COMPACT_LAYOUT")),
+            )?,
+        })
+    }
+}
+
+fn bind_group_layout(device: &Device) -> BindGroupLayout {
+    layout(
+        device,
+        "splat preprocess",
+        &[
+            uniform(0, false),
+            uniform(1, true),
+            storage(2, true),
+            storage(3, true),
+            storage(4, false),
+            storage(5, false),
+            storage(6, true),
+            storage(7, false),
+            storage(8, false),
+            storage(9, false),
+        ],
+    )
+}
+
+impl PreprocessPass {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
+        let layout = bind_group_layout(device);
+        let plain = LayoutPipelines::new(device, library, &layout, "splat preprocess", &[])
+            .unwrap_or_else(|message| {
+                panic!("bevy_splat's preprocess does not compose: {message}")
+            });
         Self {
             layout,
-            full,
-            compact,
+            plain,
+            shaders: Vec::new(),
+        }
+    }
+
+    /// Builds the variant of each of an app's splat shaders. One that does not compose
+    /// or validate is reported in the log and left out.
+    pub async fn add_shaders(
+        &mut self,
+        device: &Device,
+        library: &ShaderLibrary,
+        shaders: &[SplatShaderSource],
+    ) {
+        for shader in shaders {
+            let label = format!("splat preprocess (shader {})", shader.name);
+            let built = match library.with_user_shader(&shader.name, &shader.wgsl) {
+                Ok(mut library) => {
+                    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+                    let defs = [ShaderDef::Flag("SPLAT_SHADER")];
+                    let built =
+                        LayoutPipelines::new(device, &mut library, &self.layout, &label, &defs);
+                    match (built, scope.pop().await) {
+                        (Ok(pipelines), None) => Ok(pipelines),
+                        (Err(message), _) => Err(message),
+                        (_, Some(error)) => Err(error.to_string()),
+                    }
+                }
+                Err(message) => Err(message),
+            };
+            self.shaders.push(match built {
+                Ok(pipelines) => Some(pipelines),
+                Err(message) => {
+                    bevy::log::error!(
+                        "splat shader \"{}\" does not compile; its clouds are drawn \
+                         without it: {message}",
+                        shader.name
+                    );
+                    None
+                }
+            });
         }
     }
 
@@ -162,20 +254,29 @@ impl PreprocessPass {
     }
 
     /// Records one dispatch of `threads` threads (splats × instances); `params_offset`
-    /// selects its `ChunkParams`, `compact` the asset's layout.
+    /// selects its `ChunkParams`, `compact` the asset's layout and `shader` the
+    /// instances' `SplatShader` (one it could not build, or does not know, runs as
+    /// none).
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
         params_offset: u32,
         threads: u32,
-        compact: bool,
+        (compact, shader): (bool, Option<SplatShaderId>),
     ) {
         let (x, y) = grid_for(threads);
         if x == 0 {
             return;
         }
-        pass.set_pipeline(if compact { &self.compact } else { &self.full });
+        let pipelines = shader
+            .and_then(|id| self.shaders.get(id.0 as usize)?.as_ref())
+            .unwrap_or(&self.plain);
+        pass.set_pipeline(if compact {
+            &pipelines.compact
+        } else {
+            &pipelines.full
+        });
         pass.set_bind_group(0, bind_group, &[params_offset]);
         pass.dispatch_workgroups(x, y, 1);
     }

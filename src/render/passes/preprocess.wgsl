@@ -6,36 +6,22 @@
 // depth sort (whose values are the slots) and their bin count to `tile_counts`; for
 // a view that picks, where each came from goes to `sources`.
 
-struct SplatGeometry {
-    position: vec3<f32>,
-    opacity_logit: f32,
-    rotation: vec4<f32>, // w, x, y, z
-    log_scale: vec3<f32>,
-    pad: f32,
+#import bevy_splat::common::{
+    ALPHA_MIN, SplatView, ProjectedSplat, pack_colour_opacity, splat_rows, bin_row_spans,
+    bins_in_row, WORKGROUP_SIZE, COUNTER_DEPTH_KEY_MAX,
 }
-
-// A box (the unit cube) or sphere (the unit ball) in the cloud's frame.
-struct CropVolume {
-    unit_from_cloud: mat4x4<f32>,
-    // 0: contains nothing, 1: box, 2: sphere.
-    shape: u32,
-    // 1: cut away what is inside; 0: keep it.
-    cut: u32,
-}
-
-// Where one cloud stands relative to the camera, and what it looks like there.
-struct CloudInstance {
-    cam_from_cloud: mat4x4<f32>,
-    // Camera centre in the cloud's frame: view directions for SH are taken there.
-    camera_in_cloud: vec4<f32>,
-    // 1: Mip-Splatting's 2-D filter keeps each splat's weight (`SplatRasterMode`).
-    antialiased: u32,
-    // Colour (rgb) and opacity (a) multipliers (`SplatTint`).
-    tint: vec4<f32>,
-    crop_count: u32,
-    crop_keeps: u32,
-    crops: array<CropVolume, MAX_CROP_VOLUMES>,
-}
+#import bevy_splat::preprocess::types::{CropVolume, CloudInstance, chunk, MAX_CROP_VOLUMES}
+// The reads of the asset's storage layout (bindings 2 and 3).
+#ifdef COMPACT_LAYOUT
+#import bevy_splat::preprocess::compact_layout::{load_geometry, sh_coefficient}
+#else
+#import bevy_splat::preprocess::full_layout::{load_geometry, sh_coefficient}
+#endif
+// A cloud's `SplatShader`: the user's `modify_splat`, composed in as its own module.
+#ifdef SPLAT_SHADER
+#import bevy_splat::preprocess::hook::{Splat, SplatContext}
+#import bevy_splat::preprocess::user_shader::modify_splat
+#endif
 
 fn crop_contains(volume: CropVolume, position: vec3<f32>) -> bool {
     let q = (volume.unit_from_cloud * vec4<f32>(position, 1.0)).xyz;
@@ -48,33 +34,14 @@ fn crop_contains(volume: CropVolume, position: vec3<f32>) -> bool {
     return false;
 }
 
-struct ChunkParams {
-    splat_count: u32,
-    sh_degree: u32,
-    sh_stride: u32,
-    // Threads per row of the 2-D dispatch grid.
-    grid_width: u32,
-    first_instance: u32,
-    instance_count: u32,
-    // Words of `sh` per splat, and whether they hold pairs of f16 (else one f32 each).
-    sh_words: u32,
-    sh_half: u32,
-    // The chunk's first splat in its asset: what a pick reports is the asset's index.
-    first_splat: u32,
-}
-
 @group(0) @binding(0) var<uniform> view: SplatView;
-@group(0) @binding(1) var<uniform> chunk: ChunkParams;
-// Bindings 2 (geometry) and 3 (SH) and the functions reading them, `load_geometry`
-// and `sh_coefficient`, come from the layout's file the host appends:
-// `preprocess_full.wgsl` (f32, or f16 SH) or `preprocess_compact.wgsl`.
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
 // The view's counters (`indirect.wgsl`): the visible count, and the range of the depth
 // keys written (the largest, and the complement of the smallest, so that a buffer
 // cleared to zero starts both) that lets the depth sort take fewer passes.
 struct PreprocessCounters {
     visible: atomic<u32>,
-    others: array<u32, 11>,
+    others: array<u32, COUNTER_DEPTH_KEY_MAX - 1u>,
     depth_key_max: atomic<u32>,
     depth_key_min_complement: atomic<u32>,
 }
@@ -178,7 +145,7 @@ fn opacity_of(logit: f32) -> f32 {
 var<workgroup> group_key_max: atomic<u32>;
 var<workgroup> group_key_min_complement: atomic<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn preprocess(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) local: u32,
@@ -232,7 +199,32 @@ fn project_splat(thread: u32) -> vec2<u32> {
     }
 
     // Centre in camera space (x right, y down, z forward).
-    let p = (cam_from_cloud_4 * vec4<f32>(g.position, 1.0)).xyz;
+    var p = (cam_from_cloud_4 * vec4<f32>(g.position, 1.0)).xyz;
+    var s = exp(g.log_scale);
+    // What a `SplatShader` adds to the colour.
+    var colour_change = vec3<f32>(0.0);
+#ifdef SPLAT_SHADER
+    var splat_in: Splat;
+    splat_in.position = (instances[instance].world_from_cloud * vec4<f32>(g.position, 1.0)).xyz;
+    splat_in.opacity = opacity;
+    splat_in.scale = s;
+    splat_in.colour = max(SH_C0 * dc + 0.5, vec3<f32>(0.0)) * tint.rgb;
+    let context = SplatContext(
+        chunk.first_splat + index,
+        instances[instance].shader_time,
+        instances[instance].shader_params,
+    );
+    let splat_out = modify_splat(splat_in, context);
+    opacity = min(splat_out.opacity, 1.0);
+    colour_change = splat_out.colour - splat_in.colour;
+    let changed_ok = finite4(vec4<f32>(splat_out.position, opacity))
+        && finite4(vec4<f32>(splat_out.scale, 0.0)) && finite4(vec4<f32>(colour_change, 0.0));
+    if !changed_ok || !(opacity >= ALPHA_MIN) || any(splat_out.scale < vec3<f32>(0.0)) {
+        return none;
+    }
+    p = (view.cam_from_world * vec4<f32>(splat_out.position, 1.0)).xyz;
+    s = splat_out.scale;
+#endif
     if !(p.z >= view.near) {
         return none;
     }
@@ -253,7 +245,6 @@ fn project_splat(thread: u32) -> vec2<u32> {
         vec3<f32>(2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x)),
         vec3<f32>(2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y)),
     );
-    let s = exp(g.log_scale);
     let m = mat3x3<f32>(rot[0] * s.x, rot[1] * s.y, rot[2] * s.z);
     let cam_from_cloud = mat3x3<f32>(cam_from_cloud_4[0].xyz, cam_from_cloud_4[1].xyz, cam_from_cloud_4[2].xyz);
     let t = cam_from_cloud * m;
@@ -295,22 +286,22 @@ fn project_splat(thread: u32) -> vec2<u32> {
         }
     }
 
-    // The footprint's factors from Σ₂ᴅ itself: l11 = sqrt(k / Σyy) (k = ½log₂e), where
-    // the conic's own form, sqrt(k·c − l10²), cancels for long thin splats.
+    // The footprint's factors from Σ₂ᴅ itself: l_yy = sqrt(k / Σyy) (k = ½log₂e), where
+    // the conic's own form, sqrt(k·c − l_yx²), cancels for long thin splats.
     let k = 0.7213475204444817;
     let conic_a = cov_c / det;
     var splat: ProjectedSplat;
     splat.x = fx * p.x * inv_z + view.principal.x;
     splat.y = fy * p.y * inv_z + view.principal.y;
     splat.depth = p.z;
-    splat.l00 = sqrt(k * conic_a);
-    splat.l10 = -k * cov_b / det / splat.l00;
-    splat.l11 = sqrt(k / cov_c);
+    splat.l_xx = sqrt(k * conic_a);
+    splat.l_yx = -k * cov_b / det / splat.l_xx;
+    splat.l_yy = sqrt(k / cov_c);
     // The colour is packed below, once the SH are read; the opacity now, so that the
     // rows and bins are counted from the record exactly as duplicate will read it.
     splat.b_opacity = pack_colour_opacity(vec3<f32>(0.0), opacity).y;
-    if !finite4(vec4<f32>(splat.x, splat.y, splat.l00, splat.l11)) || !finite(splat.l10)
-        || !(splat.l00 > 0.0) || !(splat.l11 > 0.0) {
+    if !finite4(vec4<f32>(splat.x, splat.y, splat.l_xx, splat.l_yy)) || !finite(splat.l_yx)
+        || !(splat.l_xx > 0.0) || !(splat.l_yy > 0.0) {
         return none;
     }
 
@@ -337,7 +328,7 @@ fn project_splat(thread: u32) -> vec2<u32> {
     if !finite4(vec4<f32>(sum, 0.0)) {
         return none;
     }
-    let colour = max(sum + 0.5, vec3<f32>(0.0)) * tint.rgb;
+    let colour = max(max(sum + 0.5, vec3<f32>(0.0)) * tint.rgb + colour_change, vec3<f32>(0.0));
     let packed = pack_colour_opacity(colour, opacity);
     splat.rg = packed.x;
     splat.b_opacity = packed.y;

@@ -2,13 +2,17 @@
 // and its reasons): a position box per POSITION_BLOCK splats, then seven words of
 // geometry per splat; the SH bytes past DC of every splat end to end, each relative to
 // the splat's own scale.
+#define_import_path bevy_splat::preprocess::compact_layout
+
+#import bevy_splat::preprocess::types::{SplatGeometry, chunk}
 
 @group(0) @binding(2) var<storage, read> geometry: array<u32>;
 @group(0) @binding(3) var<storage, read> sh: array<u32>;
 
-const POSITION_BLOCK: u32 = 256u;
-const POSITION_BOX_WORDS: u32 = 6u;
-const SPLAT_WORDS: u32 = 7u;
+// `compact.rs`'s POSITION_BLOCK, POSITION_BOX_WORDS and COMPACT_GEOMETRY_WORDS.
+const POSITION_BLOCK: u32 = #{POSITION_BLOCK}u;
+const POSITION_BOX_WORDS: u32 = #{POSITION_BOX_WORDS}u;
+const SPLAT_WORDS: u32 = #{COMPACT_GEOMETRY_WORDS}u;
 const LEVEL_MASK: u32 = (1u << 21u) - 1u;
 
 // Word `k` of splat `index`'s seven (after the chunk's position boxes).

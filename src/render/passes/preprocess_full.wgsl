@@ -1,5 +1,8 @@
 // The preprocess's reads for the full layouts: `SplatGeometry` as trained (f32), SH as
 // one f32 per word or, with `sh_half`, two f16 per word.
+#define_import_path bevy_splat::preprocess::full_layout
+
+#import bevy_splat::preprocess::types::{SplatGeometry, chunk}
 
 @group(0) @binding(2) var<storage, read> geometry: array<SplatGeometry>;
 @group(0) @binding(3) var<storage, read> sh: array<u32>;

@@ -6,8 +6,9 @@
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
 use super::common::{
-    WORK_CLASSES, bind_group, compute_pipeline, grid_for, layout, shader_module, storage, uniform,
+    ShaderChecks, WORK_CLASSES, bind_group, compute_pipeline, grid_for, layout, storage, uniform,
 };
+use super::library::{ShaderLibrary, wgsl_file};
 
 /// Bytes of the work classes' counts at the start of the tile work buffer, cleared
 /// every frame.
@@ -25,7 +26,7 @@ pub struct TileOrderPass {
 }
 
 impl TileOrderPass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let layout = layout(
             device,
             "splat tile order",
@@ -36,7 +37,13 @@ impl TileOrderPass {
                 storage(3, false),
             ],
         );
-        let module = shader_module(device, "splat tile order", include_str!("tile_order.wgsl"));
+        let module = library.module(
+            device,
+            "splat tile order",
+            wgsl_file!("tile_order.wgsl"),
+            &[],
+            ShaderChecks::All,
+        );
         let places = compute_pipeline(
             device,
             "splat tile order",

@@ -4,6 +4,8 @@
 // the tiles in this order, starts the longest first instead of leaving them to run
 // alone at the end. Within a class the order is whatever the split's atomics made.
 
+#import bevy_splat::common::{SplatView, work_class, linear_thread, WORK_CLASSES, WORKGROUP_SIZE}
+
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> ranges: array<vec2<u32>>;
 // WORK_CLASSES counts, then each tile's place in its class (`tile_split.wgsl`).
@@ -15,7 +17,7 @@ var<workgroup> class_tiles: array<u32, WORK_CLASSES>;
 // Per class, the tiles of the classes above it: where its tiles start in the order.
 var<workgroup> class_start: array<u32, WORK_CLASSES>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn tile_order_places(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) thread: u32,

@@ -2,8 +2,9 @@
 
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{bind_group, compute_pipeline, layout, shader_module, storage};
+use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage};
 use super::indirect::PAIR_DISPATCH_OFFSET;
+use super::library::{ShaderLibrary, wgsl_file};
 
 pub struct TileRangePass {
     layout: BindGroupLayout,
@@ -11,13 +12,19 @@ pub struct TileRangePass {
 }
 
 impl TileRangePass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let layout = layout(
             device,
             "splat tile range",
             &[storage(0, true), storage(1, true), storage(2, false)],
         );
-        let module = shader_module(device, "splat tile range", include_str!("tile_range.wgsl"));
+        let module = library.module(
+            device,
+            "splat tile range",
+            wgsl_file!("tile_range.wgsl"),
+            &[],
+            ShaderChecks::All,
+        );
         let pipeline = compute_pipeline(device, "splat tile range", &layout, &module, "tile_range");
         Self { layout, pipeline }
     }

@@ -9,6 +9,7 @@ use wgpu::{
 };
 
 use super::common::{SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform};
+use super::library::{ShaderLibrary, wgsl_file};
 use super::tile_split::TileLists;
 
 /// The tiles covering a viewport.
@@ -33,7 +34,7 @@ pub struct TileRenderPass {
 }
 
 impl TileRenderPass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let write_only = |binding, format| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: ShaderStages::COMPUTE,
@@ -59,11 +60,11 @@ impl TileRenderPass {
         Self {
             variants: SceneDepthVariants::new(
                 device,
+                library,
                 "splat tile render",
-                &entries,
-                4,
-                include_str!("tile_render.wgsl"),
-                "tile_render",
+                (&entries, 4),
+                (wgsl_file!("tile_render.wgsl"), "tile_render"),
+                &[],
                 // Its loops run over a tile's range of pairs, in batches, and over
                 // constant counts; it indexes workgroup arrays by thread or by a count
                 // below the batch, buffers by tile and by the slots duplicate wrote,

@@ -10,6 +10,11 @@
 // and where every thread of a hardware subgroup (32 threads: four rows of 8) misses,
 // the whole subgroup skips at the cost of one compare.
 
+#import bevy_splat::common::{
+    T_MIN, SplatView, ProjectedSplat, splat_colour, half_height, SIGMA_MAX,
+    footprint_factors, footprint_sigma, footprint_alpha, buffer_depth, TILE_SIZE,
+}
+
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;
 @group(0) @binding(2) var<storage, read> ranges: array<vec2<u32>>;
@@ -19,8 +24,13 @@
 @group(0) @binding(8) var<storage, read> list_1: array<u32>;
 @group(0) @binding(9) var<storage, read> list_2: array<u32>;
 @group(0) @binding(10) var<storage, read> list_3: array<u32>;
-// `texture_depth_2d` or, under MSAA, `texture_depth_multisampled_2d` (set by the host).
-@group(0) @binding(4) var scene_depth: SCENE_DEPTH_TEXTURE;
+// `texture_depth_2d` or, under MSAA, `texture_depth_multisampled_2d` (the shader def
+// MULTISAMPLED_DEPTH).
+#ifdef MULTISAMPLED_DEPTH
+@group(0) @binding(4) var scene_depth: texture_depth_multisampled_2d;
+#else
+@group(0) @binding(4) var scene_depth: texture_depth_2d;
+#endif
 @group(0) @binding(5) var splat_layer: texture_storage_2d<rgba32float, write>;
 // The band's tiles (index within the band), most pairs first: workgroup i draws
 // tile_order[i], so the longest tiles start first.

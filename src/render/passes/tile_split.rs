@@ -9,9 +9,8 @@
 use bevy::math::UVec2;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{
-    ShaderChecks, bind_group, compute_pipeline, layout, shader_module_with_checks, storage, uniform,
-};
+use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage, uniform};
+use super::library::{ShaderLibrary, wgsl_file};
 
 /// The bins (2×2 tiles) over a grid of `tiles`.
 pub fn bins_for(tiles: UVec2) -> UVec2 {
@@ -29,7 +28,7 @@ pub struct TileSplitPass {
 }
 
 impl TileSplitPass {
-    pub fn new(device: &Device) -> Self {
+    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
         let layout = layout(
             device,
             "splat tile split",
@@ -47,10 +46,11 @@ impl TileSplitPass {
         // Its loops run over a bin's range of sorted pairs and over constant counts; it
         // indexes workgroup words by thread, lists within the bin's range, the tile
         // work by class and by tile of the band.
-        let module = shader_module_with_checks(
+        let module = library.module(
             device,
             "splat tile split",
-            include_str!("tile_split.wgsl"),
+            wgsl_file!("tile_split.wgsl"),
+            &[],
             ShaderChecks::None,
         );
         let pipeline = compute_pipeline(device, "splat tile split", &layout, &module, "tile_split");

@@ -12,6 +12,10 @@
 // to `list_0` land within the chunk's own slots or earlier ones, which were read (and
 // used) before the chunk's first barrier; the next chunk's slots are never written.
 
+#import bevy_splat::common::{
+    SplatView, SLOT_BITS, SLOT_MASK, bins_across, work_class, WORK_CLASSES, WORKGROUP_SIZE,
+}
+
 @group(0) @binding(0) var<uniform> view: SplatView;
 // Each bin's run of sorted pairs (whole-view bin ids).
 @group(0) @binding(1) var<storage, read> bin_ranges: array<vec2<u32>>;
@@ -25,7 +29,7 @@
 // frame), then each tile's place in its class (by its index within the band).
 @group(0) @binding(7) var<storage, read_write> tile_work: array<atomic<u32>>;
 
-const WG: u32 = 256u;
+const WG: u32 = WORKGROUP_SIZE;
 // Pairs per thread in a chunk: fewer chunks make a dense bin's chain of barriers
 // shorter, and each thread's reads of the next chunk go out together.
 const PER: u32 = 4u;
@@ -64,7 +68,7 @@ fn read_chunk(start: u32, end: u32, thread: u32) -> array<u32, PER> {
     return pairs;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn tile_split(
     @builtin(workgroup_id) group: vec3<u32>,
     @builtin(local_invocation_index) thread: u32,

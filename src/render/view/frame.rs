@@ -13,6 +13,7 @@ use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
 use crate::render::passes::radix_sort::RadixSort;
 use crate::render::passes::tile_split::{TileLists, bins_for};
+use crate::shader::SplatShaderId;
 
 pub struct SplatFrame {
     /// Top to bottom, one per band of the view.
@@ -58,12 +59,14 @@ pub fn key_bits(bins: UVec2) -> u32 {
 }
 
 /// One cloud chunk's preprocess: its bind group, the offset of its `ChunkParams`, its
-/// thread count (splats × instances) and whether its asset is in the compact layout.
+/// thread count (splats × instances), whether its asset is in the compact layout and
+/// the instances' `SplatShader`.
 pub struct PreprocessDispatch {
     pub bind_group: BindGroup,
     pub params_offset: u32,
     pub threads: u32,
     pub compact: bool,
+    pub shader: Option<SplatShaderId>,
 }
 
 /// Binds one band's buffers to every pass. The band's chunk parameters must already
@@ -100,6 +103,7 @@ pub fn band_frame(
                 params_offset: (slot as u64 * CHUNK_PARAMS_STRIDE) as u32,
                 threads: dispatch.threads(),
                 compact: dispatch.splats.storage == SplatStorage::Compact,
+                shader: dispatch.shader,
             }
         })
         .collect();

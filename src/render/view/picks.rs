@@ -2,6 +2,8 @@
 //! pick pass reads and writes, and the answers, read back a frame or two late without
 //! stalling (the same [`Staging`] as the counters) and handed to the main world.
 
+use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::reflect::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -17,7 +19,8 @@ use crate::render::passes::pick::{MAX_PICKS, PICK_HIT_BYTES};
 /// What a camera asks the GPU this frame: the splat surface under these pixels. Put on
 /// a camera (the picking backend does, every frame), it also makes the camera's bands
 /// record where each projected splat came from.
-#[derive(Component, Clone, Debug, Default)]
+#[derive(Component, Clone, Debug, Default, Reflect)]
+#[reflect(Component, Default, Debug, Clone)]
 pub struct SplatPickRequest {
     /// Names this request in its answer.
     pub id: u64,
@@ -47,7 +50,10 @@ pub struct PickAnswer {
 }
 
 /// The latest answer per camera (main-world entity), shared by both worlds.
-#[derive(Resource, Clone, Default, Debug)]
+/// Reflected as an opaque value: a copy made through reflection shares the answers.
+#[derive(Resource, Clone, Default, Debug, Reflect)]
+#[reflect(opaque)]
+#[reflect(Resource, Default, Debug, Clone)]
 pub struct SplatPickAnswers(Arc<Mutex<HashMap<Entity, PickAnswer>>>);
 
 impl SplatPickAnswers {

@@ -93,3 +93,76 @@ impl SplatLayer {
         queue.write_buffer(&self.composite_params, 0, bytemuck::bytes_of(&params));
     }
 }
+
+/// A copy of the view's colour under its viewport, which the composite reads to blend
+/// the layer over the scene in sRGB values (`CompositeMode::OverScene`); kept while the
+/// target's format and the viewport's size stay the same.
+pub struct SceneCopy {
+    pub texture: wgpu::Texture,
+    pub view: TextureView,
+    _bytes: GpuBytes,
+}
+
+impl SceneCopy {
+    /// The copy for a view of `format` and `viewport`: `previous` when it fits.
+    pub fn reuse_or_new(
+        previous: Option<Self>,
+        device: &Device,
+        memory: &SplatMemory,
+        format: wgpu::TextureFormat,
+        viewport: UVec2,
+    ) -> Self {
+        let size = wgpu::Extent3d {
+            width: viewport.x.max(1),
+            height: viewport.y.max(1),
+            depth_or_array_layers: 1,
+        };
+        if let Some(previous) = previous
+            && previous.texture.format() == format
+            && previous.texture.size() == size
+        {
+            return previous;
+        }
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("splat composite scene copy"),
+            size,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage: wgpu::TextureUsages::COPY_DST | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        let pixel_bytes = u64::from(format.block_copy_size(None).unwrap_or(16));
+        let bytes = u64::from(size.width) * u64::from(size.height) * pixel_bytes;
+        Self {
+            view: texture.create_view(&Default::default()),
+            texture,
+            _bytes: memory.track(bytes),
+        }
+    }
+
+    /// Records the copy of `main` (the view's main texture, single-sampled: with MSAA
+    /// the resolved one, which the opaque pass left current) under the viewport.
+    pub fn copy_from(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        main: &wgpu::Texture,
+        origin: UVec2,
+    ) {
+        encoder.copy_texture_to_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: main,
+                mip_level: 0,
+                origin: wgpu::Origin3d {
+                    x: origin.x,
+                    y: origin.y,
+                    z: 0,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            self.texture.as_image_copy(),
+            self.texture.size(),
+        );
+    }
+}

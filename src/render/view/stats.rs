@@ -1,5 +1,7 @@
 //! Per-camera counts from the GPU, shared with the main world for HUDs and benchmarks.
 
+use bevy::ecs::reflect::ReflectResource;
+use bevy::reflect::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -47,7 +49,7 @@ pub struct SplatViewStats {
 }
 
 /// How many stages [`SplatViewStats::gpu_pass_ns`] times.
-pub const STAGE_COUNT: usize = 9;
+pub const STAGE_COUNT: usize = crate::render::stage::SplatStage::COUNT;
 
 impl SplatViewStats {
     /// Whether the reported frame drew every visible splat on every tile it touches.
@@ -86,7 +88,10 @@ impl SplatViewStats {
 }
 
 /// Splat statistics per camera entity (main world), updated a frame or two late.
-#[derive(Resource, Clone, Default, Debug)]
+/// Reflected as an opaque value: a copy made through reflection shares the stats.
+#[derive(Resource, Clone, Default, Debug, Reflect)]
+#[reflect(opaque)]
+#[reflect(Resource, Default, Debug, Clone)]
 pub struct SplatStats(Arc<Mutex<HashMap<Entity, SplatViewStats>>>);
 
 impl SplatStats {

@@ -4,6 +4,8 @@
 //! more late, without stalling.
 
 use bevy::ecs::component::Component;
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::reflect::prelude::*;
 use wgpu::{
     BufferUsages, CommandEncoder, ComputePassTimestampWrites, Device, QuerySet, QuerySetDescriptor,
     QueryType, RenderPassTimestampWrites,
@@ -21,7 +23,8 @@ use crate::render::passes::common::buffer;
 /// 5.8 M splats about 0.04 ms a frame for these, 0.14 ms more for Bevy's spans;
 /// BENCHMARKS.md). Without it, `RenderDiagnosticsPlugin` still times the whole splat
 /// span, `render/gaussian_splats/elapsed_gpu`.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub struct SplatPassTimes;
 
 /// A begin and an end timestamp per stage.

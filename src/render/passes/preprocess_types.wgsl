@@ -1,0 +1,61 @@
+// What the preprocess and the reads of each storage layout share: the splat as the
+// layouts decode it, a cloud's instance in the view, and the chunk's parameters.
+// Their Rust twins are in `preprocess.rs` (checked by its tests).
+#define_import_path bevy_splat::preprocess::types
+
+// Volumes per instance: `MAX_CROP_VOLUMES_GPU` in `preprocess.rs`.
+const MAX_CROP_VOLUMES: u32 = #{MAX_CROP_VOLUMES}u;
+
+struct SplatGeometry {
+    position: vec3<f32>,
+    opacity_logit: f32,
+    rotation: vec4<f32>, // w, x, y, z
+    log_scale: vec3<f32>,
+    pad: f32,
+}
+
+// A box (the unit cube) or sphere (the unit ball) in the cloud's frame.
+struct CropVolume {
+    unit_from_cloud: mat4x4<f32>,
+    // 0: contains nothing, 1: box, 2: sphere.
+    shape: u32,
+    // 1: cut away what is inside; 0: keep it.
+    cut: u32,
+}
+
+// Where one cloud stands relative to the camera, and what it looks like there.
+struct CloudInstance {
+    cam_from_cloud: mat4x4<f32>,
+    // Camera centre in the cloud's frame: view directions for SH are taken there.
+    camera_in_cloud: vec4<f32>,
+    // 1: Mip-Splatting's 2-D filter keeps each splat's weight (`SplatRasterMode`).
+    antialiased: u32,
+    // For a cloud with a `SplatShader`: the time it is given, in seconds.
+    shader_time: f32,
+    // Colour (rgb) and opacity (a) multipliers (`SplatTint`).
+    tint: vec4<f32>,
+    crop_count: u32,
+    crop_keeps: u32,
+    crops: array<CropVolume, MAX_CROP_VOLUMES>,
+    // For a cloud with a `SplatShader`: world space from the cloud's frame, and the
+    // shader's parameters.
+    world_from_cloud: mat4x4<f32>,
+    shader_params: array<vec4<f32>, 2>,
+}
+
+struct ChunkParams {
+    splat_count: u32,
+    sh_degree: u32,
+    sh_stride: u32,
+    // Threads per row of the 2-D dispatch grid.
+    grid_width: u32,
+    first_instance: u32,
+    instance_count: u32,
+    // Words of `sh` per splat, and whether they hold pairs of f16 (else one f32 each).
+    sh_words: u32,
+    sh_half: u32,
+    // The chunk's first splat in its asset: what a pick reports is the asset's index.
+    first_splat: u32,
+}
+
+@group(0) @binding(1) var<uniform> chunk: ChunkParams;
