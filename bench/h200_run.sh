@@ -63,9 +63,36 @@ for n in ${WHOLE_FRAME_CLOUDS:-}; do
     /tmp/bench --cloud-grid $n --whole-frame --frames ${FRAMES:-200} --warmup 30 \
         --json $OUT/ours_clouds${n}_frame.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
 done
+# BASE: the same grids with .bin/bench_base.xz, a bench built from an earlier commit
+# (.bin/BASE_COMMIT), run in the same lease so the two are compared on one machine.
+if [ -n "${BASE:-}" ] && [ -f .bin/bench_base.xz ]; then
+    python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('.bin/bench_base.xz'), open('/tmp/bench_base','wb'))" && chmod +x /tmp/bench_base
+    echo "base bench built from $(cat .bin/BASE_COMMIT 2>/dev/null || echo unknown)" | tee -a $OUT/gpu.txt
+    for k in ${GRIDS:-4 7 9}; do
+        /tmp/bench_base --angel-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/base_K$k.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/base: /' | tee -a $OUT/run.log
+    done
+    for k in ${SH3_GRIDS:-}; do
+        /tmp/bench_base --sh3-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/base_SH3_K$k.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/base: /' | tee -a $OUT/run.log
+    done
+fi
+# DISPLAY_GRIDS: the angel grid drawn as a window shows it (sRGB target, the default
+# composite over a copy of the scene).
+for k in ${DISPLAY_GRIDS:-}; do
+    /tmp/bench --angel-grid $k --display --frames ${FRAMES:-200} --warmup 30 \
+        --json $OUT/ours_K${k}_display.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+done
+# SORT_STRESS: the one-sweep and classic sorts against the CPU on this many key sets
+# each (.bin/gpu_sort.xz, the tests/gpu_sort.rs binary).
+if [ -n "${SORT_STRESS:-}" ] && [ -f .bin/gpu_sort.xz ]; then
+    python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('.bin/gpu_sort.xz'), open('/tmp/gpu_sort','wb'))" && chmod +x /tmp/gpu_sort
+    BEVY_SPLAT_SORT_STRESS=$SORT_STRESS BEVY_SPLAT_TEST_ONESWEEP=1 /tmp/gpu_sort --nocapture --test-threads 1 2>&1 \
+        | grep -v "^$" | tee $OUT/gpu_sort.log | tail -40
+fi
 # At most 8 files come back from the lent machine: gpu.txt, the logs, and everything
 # else (the JSON reports, ours and gsplat's images, the SH3 layouts' images) in one
 # archive; bench/image_diff.py compares the images.
 cp /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm $OUT/ 2>/dev/null
-(cd $OUT && tar czf results.tgz --remove-files $(ls | grep -vx -e gpu.txt -e run.log -e main.log -e results.tgz))
+(cd $OUT && tar czf results.tgz --remove-files $(ls | grep -vx -e gpu.txt -e run.log -e main.log -e gpu_sort.log -e results.tgz))
 ls -la $OUT

@@ -10,7 +10,7 @@
 //!     [--json out.json] [--png out.png] [--max-binding-mib N]
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
-//! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact]
+//! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -84,6 +84,9 @@ struct Args {
     pick: usize,
     /// How the GPU stores the splats (`--full`, `--half-sh`, `--compact`).
     storage: SplatStorage,
+    /// Draw as a window shows it (`--display`): an sRGB target and the default
+    /// composite over the scene, instead of `Passthrough` into `Rgba8Unorm`.
+    display: bool,
 }
 
 fn parse_vec3(text: &str) -> Result<Vec3, String> {
@@ -119,6 +122,7 @@ fn parse_args() -> Result<Args, String> {
         png: None,
         max_binding_mib: None,
         pick: 0,
+        display: false,
         storage: SplatStorage::default(),
     };
     let mut it = std::env::args().skip(1);
@@ -158,6 +162,7 @@ fn parse_args() -> Result<Args, String> {
             "--full" => args.storage = SplatStorage::Full,
             "--half-sh" => args.storage = SplatStorage::HalfSh,
             "--compact" => args.storage = SplatStorage::Compact,
+            "--display" => args.display = true,
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -460,7 +465,11 @@ fn run() -> Result<(), String> {
             args.size,
         )
     };
-    let camera = headless.spawn_camera(camera_transform, projection, size, None);
+    let camera = if args.display {
+        headless.spawn_display_camera(camera_transform, projection, size, Color::BLACK)
+    } else {
+        headless.spawn_camera(camera_transform, projection, size, None)
+    };
     if args.pick > 0 {
         // What `SplatPickingPlugin` asks for a pointer over each pixel: a diagonal
         // through the image, every frame.

@@ -172,6 +172,78 @@ fn an_opaque_cube_hides_the_splats_behind_it_orthographic() {
     cube_occludes(Msaa::Off, orthographic.into());
 }
 
+/// The default composite into an sRGB image, as a window shows it: the CPU
+/// reference's layer over the cube's own display image in sRGB values,
+/// `C + (1 − A)·b`, with and without MSAA (the composite reads the resolved colour
+/// behind and writes one value to every sample the splats reach).
+fn displayed_splats_blend_over_a_cube_in_srgb(msaa: Msaa) {
+    let cube_colour = Color::srgb(0.1, 0.3, 0.9);
+    let wall = splat_wall(-2.0, [0.9, 0.8, 0.1], 0.5);
+    let display = |headless: &mut Headless| {
+        let camera = headless.spawn_display_camera(
+            Transform::IDENTITY,
+            projection(SIZE),
+            SIZE,
+            Color::BLACK,
+        );
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            .insert(msaa);
+        headless.render(&[camera]).unwrap().remove(0)
+    };
+
+    let mut only_cube = Headless::new();
+    spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
+    let cube = display(&mut only_cube);
+
+    let mut both = Headless::new();
+    let h = both.add_splats(wall.clone());
+    both.spawn_cloud(h, Transform::IDENTITY);
+    spawn_cube(&mut both, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
+    let mixed = display(&mut both);
+
+    let pinhole = PinholeCamera::from_bevy(&Transform::IDENTITY, FOV_Y, SIZE.x, SIZE.y, 0.01);
+    let layer = rasterize(
+        &[CpuCloud {
+            geometry: wall.geometry(),
+            sh: wall.sh(),
+            sh_degree: 0,
+            world_from_cloud: DMat4::IDENTITY,
+        }],
+        &pinhole,
+    );
+    let mut worst = 0;
+    let mut over_cube = 0;
+    for y in 0..SIZE.y {
+        for x in 0..SIZE.x {
+            let l = layer[(y * SIZE.x + x) as usize];
+            let under = cube.pixel(x, y);
+            over_cube += usize::from(under[..3] != [0, 0, 0] && l[3] > 0.1);
+            let expected: Vec<u8> = (0..3)
+                .map(|c| to_unorm8(l[c] + (1.0 - l[3]) * f64::from(under[c]) / 255.0))
+                .collect();
+            worst = worst.max(max_difference(&expected, &mixed.pixel(x, y)[..3]));
+        }
+    }
+    assert!(over_cube > 500, "the wall covers the cube ({over_cube} px)");
+    assert!(
+        worst <= 2,
+        "{msaa:?}: displayed splats over the cube differ by {worst}/255 from C + (1 - A) b"
+    );
+}
+
+#[test]
+fn displayed_splats_blend_over_a_cube_in_srgb_values() {
+    displayed_splats_blend_over_a_cube_in_srgb(Msaa::Off);
+}
+
+#[test]
+fn displayed_splats_blend_over_a_cube_in_srgb_values_with_msaa() {
+    displayed_splats_blend_over_a_cube_in_srgb(Msaa::Sample4);
+}
+
 #[test]
 fn splats_in_front_blend_over_a_cube() {
     let cube_colour = Color::srgb(0.1, 0.3, 0.9);
