@@ -232,13 +232,14 @@ const LOOK_BACK_WINDOW: u32 = 4;
 /// ([`LookBack::Wait`]). A block publishes its counts once it has loaded and counted
 /// its keys, and it started before the block that waits for it, so where it keeps
 /// running a few reads find them. On an H200 (`benchmark_sort_and_scan`, 8 M pairs,
-/// four key sets, 13 sorts each): with 4 spins blocks fell back 0.9 to 17 million
-/// times and sorts took 1.7 to 1.8 times as long; with 16, up to 2,000 times, at no
-/// cost; with 32 and 128 never, and the times equalled those of a wait of 65,536
-/// spins (uniform 64-bit keys 2.173 ms against 2.171; 2.691 classic). 128 leaves the
-/// fallback to a block that has stalled, and is small for lavapipe's loop budget
-/// (65,535 iterations per invocation, every loop of the kernel together): a block
-/// finds only the few blocks that run beside it unpublished.
+/// four key sets, each sorted for a second and then 12 times): with 4 spins blocks
+/// fell back 0.9 to 17 million times per key set and sorts took 1.7 to 1.8 times as
+/// long; with 16, up to 2,000 times, at no cost; with 32 and 128 never, and the times
+/// equalled those of a wait of 65,536 spins (uniform 64-bit keys 2.173 ms against
+/// 2.171; 2.691 classic). 128 leaves the fallback to a block that has stalled, and
+/// is small for lavapipe's loop budget (65,535 iterations per invocation, every loop
+/// of the kernel together): a block finds only the few blocks that run beside it
+/// unpublished.
 pub const LOOK_BACK_SPINS: u32 = 128;
 /// The largest sort (in pairs of capacity) that a sort preferring
 /// [`SortAlgorithm::OneSweep`] runs that way; larger ones run the classic steps. On an
