@@ -63,7 +63,7 @@ fn main() {
     let world = app.world_mut();
     let image = world.resource_mut::<Assets<Image>>().add(image);
     let splats = world.resource::<AssetServer>().load(ply);
-    world.spawn((GaussianCloud(splats), Transform::default()));
+    world.spawn((GaussianCloud(splats.clone()), Transform::default()));
     let camera = world
         .spawn((
             Camera3d::default(),
@@ -100,6 +100,11 @@ fn main() {
                 },
             );
             return;
+        }
+        let server = app.world().resource::<AssetServer>();
+        if server.load_state(&splats).is_failed() {
+            eprintln!("the scene did not load (see the log)");
+            std::process::exit(1);
         }
         if now > LIMIT {
             eprintln!("no frame with splats after {:.0} s", now.as_secs_f64());
