@@ -1,26 +1,26 @@
 //! The compute passes of the splat pipeline, one module per pass with its WGSL beside
 //! it under the same stem. In frame order, per band of a view:
 //!
-//! 1. [`preprocess`]: project every splat, evaluate its SH colour, count its tiles and
+//! 1. `preprocess`: project every splat, evaluate its SH colour, count its tiles and
 //!    write its depth key;
-//! 2. [`indirect`]: turn the GPU's counts into dispatch arguments;
-//! 3. depth sort: [`radix_sort`] of the visible splats by depth, then [`depth_sort`]
+//! 2. `indirect`: turn the GPU's counts into dispatch arguments;
+//! 3. depth sort: [`radix_sort`] of the visible splats by depth, then `depth_sort`
 //!    gathers their tile counts in that order;
 //! 4. [`scan`]: the counts become each splat's first pair slot;
-//! 5. [`duplicate`]: one (bin, splat) pair per bin (2×2 tiles) a splat touches;
+//! 5. `duplicate`: one (bin, splat) pair per bin (2×2 tiles) a splat touches;
 //! 6. tile sort: a stable [`radix_sort`] of the pairs by bin;
-//! 7. [`tile_range`]: each bin's run of pairs, [`tile_split`]: each bin's run split
-//!    into its tiles' lists, and [`tile_order`]: the busiest tiles first;
-//! 8. [`tile_render`]: blend each tile's splats front to back into the splat layer,
-//!    and for a view with pointers over it, [`pick`]: the same blend at each pointer
+//! 7. `tile_range`: each bin's run of pairs, `tile_split`: each bin's run split
+//!    into its tiles' lists, and `tile_order`: the busiest tiles first;
+//! 8. `tile_render`: blend each tile's splats front to back into the splat layer,
+//!    and for a view with pointers over it, `pick`: the same blend at each pointer
 //!    pixel, up to the splat where the transmittance falls to 0.5;
 //!
-//! and once per view, [`composite`]: the layer over the camera's image, then, for a
-//! camera with `SplatDepth`, [`depth_write`]: the splats' median depth into its depth
+//! and once per view, `composite`: the layer over the camera's image, then, for a
+//! camera with `SplatDepth`, `depth_write`: the splats' median depth into its depth
 //! buffer.
 //!
-//! [`common`] holds what every pass is built with (layout and bind group helpers, the
-//! shared constants); [`library`] composes the WGSL files with naga_oil, shared code
+//! `common` holds what every pass is built with (layout and bind group helpers, the
+//! shared constants); `library` composes the WGSL files with naga_oil, shared code
 //! as `#import`ed modules (`common.wgsl` is `bevy_splat::common`) and variants as
 //! shader defs. Passes know nothing of Bevy's ECS: they take wgpu buffers, so the
 //! GPU tests can drive them on their own.
@@ -117,7 +117,7 @@ impl SplatPipelines {
     }
 }
 
-/// A [`library::ShaderLibrary`] with the crate's defs: the constants the host and the
+/// A `library::ShaderLibrary` with the crate's defs: the constants the host and the
 /// WGSL share, from their one definition on the Rust side.
 pub(crate) fn shader_library() -> library::ShaderLibrary {
     use library::ShaderDef;
