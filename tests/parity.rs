@@ -192,14 +192,20 @@ fn fruit_drops_as_displayed_over_black_matches_gsplat() {
 /// Over a coloured clear colour the image is gsplat's with that background
 /// (`C + (1 − A)·b`, `bench/gsplat_reference.py --background`): the splats' edges and
 /// floaters blend with the colour as they did in training, no brighter.
+/// Over a colour the bound is a decibel lower: the camera's sRGB main texture holds
+/// the clear colour in 8 bits before the splats are blended over it (76.5/255 becomes
+/// 76 or 77), where gsplat blends over the exact value. On lavapipe 57.5–62 dB, at
+/// most 3/255 off.
+const MIN_OVER_COLOUR_PSNR_DB: f64 = 57.0;
+
 #[test]
 fn angel_as_displayed_over_a_colour_matches_gsplat() {
     let extra = ["--display", "--background", BACKGROUND];
-    check_scene_within("angel_sh0", &extra, MIN_DISPLAY_PSNR_DB);
+    check_scene_within("angel_sh0", &extra, MIN_OVER_COLOUR_PSNR_DB);
 }
 
 #[test]
 fn fruit_drops_as_displayed_over_a_colour_matches_gsplat() {
     let extra = ["--display", "--background", BACKGROUND];
-    check_scene_within("fruit_drops_sh3", &extra, MIN_DISPLAY_PSNR_DB);
+    check_scene_within("fruit_drops_sh3", &extra, MIN_OVER_COLOUR_PSNR_DB);
 }
