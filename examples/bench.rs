@@ -602,14 +602,7 @@ fn run() -> Result<(), String> {
     }
     if let Some(path) = &args.png {
         let image = headless.read_back(&camera)?;
-        image::save_buffer(
-            path,
-            &image.rgb(),
-            image.width,
-            image.height,
-            image::ExtendedColorType::Rgb8,
-        )
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        image.save_png(path)?;
     }
     Ok(())
 }

@@ -82,6 +82,11 @@ fn spawn_cube(headless: &mut Headless, at: Vec3, size: f32, colour: Color) {
 
 fn render_one(headless: &mut Headless, msaa: Msaa, projection: &Projection) -> Rgba8 {
     let camera = headless.spawn_camera(Transform::IDENTITY, projection.clone(), SIZE, None);
+    render_with_msaa(headless, camera, msaa)
+}
+
+/// `camera`'s image, drawn with `msaa`.
+fn render_with_msaa(headless: &mut Headless, camera: HeadlessCamera, msaa: Msaa) -> Rgba8 {
     headless
         .app
         .world_mut()
@@ -213,12 +218,7 @@ fn displayed_splats_blend_over_a_cube_in_srgb(msaa: Msaa) {
             SIZE,
             Color::BLACK,
         );
-        headless
-            .app
-            .world_mut()
-            .entity_mut(camera.entity)
-            .insert(msaa);
-        headless.render(&[camera]).unwrap().remove(0)
+        render_with_msaa(headless, camera, msaa)
     };
 
     let mut only_cube = Headless::new();

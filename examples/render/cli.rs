@@ -162,14 +162,7 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
     let mut written = Vec::new();
     for (camera, image) in cameras.iter().zip(images) {
         let path = args.out.join(format!("{}.png", camera.img_name));
-        image::save_buffer(
-            &path,
-            &image.rgb(),
-            image.width,
-            image.height,
-            image::ExtendedColorType::Rgb8,
-        )
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        image.save_png(&path)?;
         written.push(path);
     }
     Ok(written)

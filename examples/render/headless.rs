@@ -39,6 +39,18 @@ impl Rgba8 {
         ]
     }
 
+    /// Writes the RGB bytes as an 8-bit PNG.
+    pub fn save_png(&self, path: &std::path::Path) -> Result<(), String> {
+        image::save_buffer(
+            path,
+            &self.rgb(),
+            self.width,
+            self.height,
+            image::ExtendedColorType::Rgb8,
+        )
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
     /// Drops alpha: the RGB bytes, row by row.
     pub fn rgb(&self) -> Vec<u8> {
         self.pixels

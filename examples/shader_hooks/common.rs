@@ -124,12 +124,5 @@ fn render_once(example: &ShaderExample, time: f32, path: &Path) -> Result<(), St
         BACKGROUND,
     );
     let image = headless.render(&[camera])?.remove(0);
-    image::save_buffer(
-        path,
-        &image.rgb(),
-        image.width,
-        image.height,
-        image::ExtendedColorType::Rgb8,
-    )
-    .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    image.save_png(path)
 }
