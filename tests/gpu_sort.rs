@@ -22,7 +22,7 @@ const SENTINEL: u32 = 0xDEAD_BEEF;
 /// the one-sweep sort where the plugin runs it (`SortAlgorithm::for_adapter`: NVIDIA
 /// and AMD GPUs through a native API) or when `BEVY_SPLAT_TEST_ONESWEEP` is set. On
 /// lavapipe (CI) the one-sweep sort once went wrong in about one run of this file in
-/// three, from lavapipe's loop budget (`radix_sort_onesweep.wgsl`); since its waits
+/// three, from lavapipe's loop budget (`radix_sort/look_back.wgsl`); since its waits
 /// are bounded it is exact there too, and CI tests it through
 /// [`sort_stress_matches_cpu_stable_sort`] and [`one_sweep_fallback_counts_exactly`],
 /// which run it on every adapter. Running every test below with both algorithms on
@@ -1320,7 +1320,7 @@ fn one_sweep_fallback_counts_exactly() {
 /// known only at run time really run. lavapipe (Mesa's gallivm) stops every loop of
 /// an invocation once all its loops together have run 65,535 iterations, silently;
 /// this is what broke the one-sweep sort's unbounded look-back there (see
-/// `radix_sort_onesweep.wgsl`). `cargo test --test gpu_sort -- --ignored
+/// `radix_sort/look_back.wgsl`). `cargo test --test gpu_sort -- --ignored
 /// --nocapture driver_loop_budget` prints what the adapter does.
 #[test]
 #[ignore = "a probe of the driver; prints, asserts nothing"]

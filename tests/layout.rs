@@ -337,8 +337,13 @@ fn every_pass_sits_beside_its_wgsl() {
     );
     let mut rust = BTreeSet::new();
     let mut wgsl = BTreeSet::new();
+    let mut folders = Vec::new();
     for entry in fs::read_dir(&passes).expect("src/render/passes exists") {
         let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            folders.push(path);
+            continue;
+        }
         let stem = path
             .file_stem()
             .unwrap_or_default()
@@ -364,8 +369,8 @@ fn every_pass_sits_beside_its_wgsl() {
         );
     }
     // Every shader is compiled by a pass of its own stem or one it extends
-    // (`radix_sort_setup.wgsl` belongs to `radix_sort.rs`), or is a module of the
-    // shader library that such a pass imports (`preprocess_types.wgsl`).
+    // (`scan_setup.wgsl` belongs to `scan.rs`), or is a module of the shader library
+    // that such a pass imports (`preprocess_types.wgsl`).
     let library = fs::read_to_string(passes.join("library.rs")).expect("readable");
     for shader in &wgsl {
         let owner = rust
@@ -382,6 +387,43 @@ fn every_pass_sits_beside_its_wgsl() {
             named(&source) || named(&library),
             "neither passes/{owner}.rs nor the shader library compiles passes/{shader}.wgsl"
         );
+    }
+    // A pass split into a folder (`radix_sort/`) keeps its WGSL in that folder, each
+    // file compiled by the folder's Rust or a module of the shader library.
+    for folder in folders {
+        let name = folder
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            folder.join("mod.rs").exists(),
+            "passes/{name}/ is no pass: it has no mod.rs"
+        );
+        let mut sources = String::new();
+        let mut shaders = Vec::new();
+        for entry in fs::read_dir(&folder).expect("a readable folder") {
+            let path = entry.expect("a directory entry").path();
+            let file = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            match path.extension().and_then(|e| e.to_str()) {
+                Some("rs") => sources.push_str(&fs::read_to_string(&path).expect("readable")),
+                Some("wgsl") => shaders.push(file),
+                _ => {}
+            }
+        }
+        assert!(!shaders.is_empty(), "passes/{name}/ has no WGSL");
+        for shader in shaders {
+            let compiled = sources.contains(&format!("!(\"{shader}\")"))
+                || library.contains(&format!("wgsl_file!(\"{name}/{shader}\")"));
+            assert!(
+                compiled,
+                "neither passes/{name}/ nor the shader library compiles passes/{name}/{shader}"
+            );
+        }
     }
 }
 

@@ -35,25 +35,6 @@ pub const MAX_GROUPS_PER_DIMENSION: u32 = 65_535;
 
 pub use super::library::ShaderChecks;
 
-fn create_module(
-    device: &Device,
-    label: &str,
-    text: String,
-    checks: ShaderChecks,
-) -> wgpu::ShaderModule {
-    let descriptor = wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(text.into()),
-    };
-    if checks == ShaderChecks::All {
-        return device.create_shader_module(descriptor);
-    }
-    // SAFETY: the module's loops end and its indices are in range (`ShaderChecks::None`).
-    unsafe {
-        device.create_shader_module_trusted(descriptor, wgpu::ShaderRuntimeChecks::unchecked())
-    }
-}
-
 /// A compute pipeline with one bind group. Workgroup memory is not zeroed first: every
 /// kernel here writes its workgroup memory before reading it.
 pub fn compute_pipeline(
@@ -204,18 +185,6 @@ pub fn buffer_entry(binding: u32, buffer: wgpu::BufferBinding<'_>) -> wgpu::Bind
         binding,
         resource: wgpu::BindingResource::Buffer(buffer),
     }
-}
-
-/// A shader module from `body` with the generated `constants` prepended, without
-/// `COMMON_WGSL`: the scan and the sort stand alone, for any caller.
-pub fn standalone_shader_module(
-    device: &wgpu::Device,
-    label: &str,
-    constants: &str,
-    body: &str,
-    checks: ShaderChecks,
-) -> wgpu::ShaderModule {
-    create_module(device, label, format!("{constants}\n{body}"), checks)
 }
 
 /// A compute pass that reads the view's opaque depth (`scene_depth` in its WGSL),

@@ -13,6 +13,10 @@ use super::indirect::{COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, ViewCounters};
 use super::library::{ShaderDef, WgslFile, wgsl_file};
 use super::pick::PICK_HIT_BYTES;
 use super::preprocess::{ChunkParams, CloudInstance, CropGpu, PROJECTED_SPLAT_BYTES};
+use super::radix_sort::kernels::{CLASSIC_WGSL, ONESWEEP_WGSL, SETUP_WGSL, kernel_defs};
+use super::radix_sort::state::{DispatchArgs, PassParams, SortState, SortStatus};
+use super::radix_sort::{LookBack, SortAlgorithm, SortKey};
+use super::scan;
 use super::shader_library;
 use crate::asset::SplatGeometry;
 use crate::render::view::uniform::SplatViewUniform;
@@ -213,6 +217,66 @@ fn the_records_have_the_sizes_the_host_allocates() {
     );
 }
 
+#[test]
+fn the_sort_state_and_status_match_their_wgsl() {
+    let setup = compose(SETUP_WGSL, &[ShaderDef::UInt("SORT_MAX_GROUPS_X", 7)]);
+    let state = Some("bevy_splat::radix_sort::state");
+    let rust = rust_layout!(SortState {
+        count_word,
+        capacity,
+        range_word,
+        range_bits,
+        input_index_values,
+        n,
+        blocks,
+        key_base,
+        key_shift,
+        scatter_grid,
+        histogram_grid,
+        hist_len,
+        hist_total,
+    });
+    assert_same("SortState", &rust, &wgsl_layout(&setup, state, "SortState"));
+    let rust = rust_layout!(DispatchArgs { x, y, z });
+    assert_same(
+        "DispatchArgs",
+        &rust,
+        &wgsl_layout(&setup, state, "DispatchArgs"),
+    );
+    // The status ends in the look-back words, a runtime-sized array: the Rust struct
+    // is the head before it, and ends where the array starts.
+    let rust = rust_layout!(SortStatus {
+        block_counters,
+        digit_totals,
+        look_back_fallbacks,
+        look_back,
+    });
+    let mut wgsl = wgsl_layout(&setup, state, "SortStatus");
+    let look_back = wgsl.fields.last().map(|(_, offset)| *offset);
+    assert_eq!(
+        look_back,
+        Some(rust.size),
+        "SortStatus: the look-back words"
+    );
+    wgsl.size = rust.size;
+    assert_same("SortStatus", &rust, &wgsl);
+    for key in [SortKey::U32, SortKey::U64] {
+        let defs = kernel_defs(key, SortAlgorithm::OneSweep, LookBack::DEFAULT);
+        let module = compose(ONESWEEP_WGSL, &defs);
+        let rust = rust_layout!(PassParams {
+            word,
+            shift,
+            mask,
+            _pad
+        });
+        assert_same(
+            "PassParams",
+            &rust,
+            &wgsl_layout(&module, state, "PassParams"),
+        );
+    }
+}
+
 /// Every file of the library composes in every variant the passes build, so a
 /// broken `#import` or def fails here rather than at an app's start.
 #[test]
@@ -240,7 +304,29 @@ fn every_variant_composes() {
         (wgsl_file!("depth_write.wgsl"), vec![]),
         (wgsl_file!("fullscreen.wgsl"), vec![]),
         (wgsl_file!("preprocess_hook.wgsl"), vec![]),
+        (
+            SETUP_WGSL,
+            vec![ShaderDef::UInt("SORT_MAX_GROUPS_X", 65_535)],
+        ),
+        (scan::SCAN_WGSL, vec![]),
+        (
+            scan::SETUP_WGSL,
+            vec![ShaderDef::UInt("SCAN_MAX_GROUPS_X", 65_535)],
+        ),
     ];
+    let sorts = [SortKey::U32, SortKey::U64].into_iter().flat_map(|key| {
+        [
+            (CLASSIC_WGSL, SortAlgorithm::Classic, LookBack::DEFAULT),
+            (ONESWEEP_WGSL, SortAlgorithm::OneSweep, LookBack::DEFAULT),
+            (
+                ONESWEEP_WGSL,
+                SortAlgorithm::OneSweep,
+                LookBack::CountEveryBlock,
+            ),
+        ]
+        .map(|(file, algorithm, look_back)| (file, kernel_defs(key, algorithm, look_back)))
+    });
+    let variants = variants.into_iter().chain(sorts);
     for (file, defs) in variants {
         let module = match library.compose(file, &defs) {
             Ok(module) => module,

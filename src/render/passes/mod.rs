@@ -130,6 +130,8 @@ pub(crate) fn shader_library() -> library::ShaderLibrary {
         .into_iter()
         .chain(indirect::counter_defs())
         .chain(preprocess::shared_defs())
+        .chain(radix_sort::state::shared_defs())
+        .chain(scan::shared_defs())
         .collect();
     library::ShaderLibrary::new(defs)
 }

@@ -14,14 +14,17 @@
 //!
 //! Level 0 is read twice and written once. The hierarchy depth follows the capacity
 //! (two levels up to 1M values, three up to 1G).
+//!
+//! The kernels (`scan_setup.wgsl`, `scan.wgsl`) are composed through the crate's
+//! `ShaderLibrary`, with the sizes below as shader defs (`shared_defs`) and a scan's
+//! grid limit as `SCAN_MAX_GROUPS_X`.
 
 use std::num::NonZeroU64;
 
 use wgpu::util::DeviceExt;
 
-use super::common::{
-    ShaderChecks, buffer_entry, compute_pipeline, standalone_shader_module, storage, word_binding,
-};
+use super::common::{ShaderChecks, buffer_entry, compute_pipeline, storage, word_binding};
+use super::library::{ShaderDef, ShaderLibrary, WgslFile, wgsl_file};
 
 /// Threads per workgroup of the scan kernels.
 pub const SCAN_WORKGROUP_SIZE: u32 = 256;
@@ -39,8 +42,21 @@ const RECORD_BYTES: u64 = 256;
 /// Byte offset, inside a level's record, of its indirect dispatch arguments.
 const ARGS_IN_RECORD: u64 = 4;
 
-const SETUP_SHADER: &str = include_str!("scan_setup.wgsl");
-const SCAN_SHADER: &str = include_str!("scan.wgsl");
+/// The setup kernel, and the reduce, top and downsweep kernels.
+pub(crate) const SETUP_WGSL: WgslFile = wgsl_file!("scan_setup.wgsl");
+pub(crate) const SCAN_WGSL: WgslFile = wgsl_file!("scan.wgsl");
+
+/// The sizes the scan's modules are composed with, as shader defs (every module gets
+/// them); a scan's grid limit is its own, `SCAN_MAX_GROUPS_X`.
+pub(crate) fn shared_defs() -> [ShaderDef; 5] {
+    [
+        ShaderDef::UInt("SCAN_WORKGROUP_SIZE", SCAN_WORKGROUP_SIZE),
+        ShaderDef::UInt("SCAN_ITEMS_PER_THREAD", SCAN_ITEMS_PER_THREAD),
+        ShaderDef::UInt("SCAN_BLOCK", SCAN_BLOCK),
+        ShaderDef::UInt("SCAN_RAKE", RAKE),
+        ShaderDef::UInt("SCAN_RECORD_WORDS", (RECORD_BYTES / 4) as u32),
+    ]
+}
 
 /// The pipelines of the prefix scan; create once per device.
 pub struct PrefixScan {
@@ -78,6 +94,18 @@ impl PrefixScan {
     /// workgroups along x (more rows instead). Tests use a small limit to exercise the
     /// 2-D grid path without 65,536 workgroups' worth of data.
     pub fn with_max_workgroups_per_dimension(device: &wgpu::Device, max_groups_x: u32) -> Self {
+        // A library with the scan's own sizes: it composes no other module.
+        let mut library = ShaderLibrary::new(shared_defs().to_vec());
+        Self::with_library(device, &mut library, max_groups_x)
+    }
+
+    /// Like [`PrefixScan::with_max_workgroups_per_dimension`], composing its modules
+    /// through `library` (the radix sort's, which holds the modules it shares).
+    pub(crate) fn with_library(
+        device: &wgpu::Device,
+        library: &mut ShaderLibrary,
+        max_groups_x: u32,
+    ) -> Self {
         let max_groups_x = max_groups_x.max(1);
         let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("prefix scan setup"),
@@ -92,23 +120,18 @@ impl PrefixScan {
             entries: &[storage(0, false), storage(2, true), storage(3, false)],
         });
 
-        let setup_module = standalone_shader_module(
+        let setup_module = library.module(
             device,
             "prefix scan setup",
-            &format!(
-                "const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;\nconst MAX_GROUPS_X: u32 = {max_groups_x}u;\n"
-            ),
-            SETUP_SHADER,
+            SETUP_WGSL,
+            &[ShaderDef::UInt("SCAN_MAX_GROUPS_X", max_groups_x)],
             ShaderChecks::All,
         );
-        let scan_module = standalone_shader_module(
+        let scan_module = library.module(
             device,
             "prefix scan",
-            &format!(
-                "const WG: u32 = {SCAN_WORKGROUP_SIZE}u;\nconst SCAN_ITEMS: u32 = {SCAN_ITEMS_PER_THREAD}u;\n\
-                 const SCAN_BLOCK: u32 = {SCAN_BLOCK}u;\nconst RAKE: u32 = {RAKE}u;\n"
-            ),
-            SCAN_SHADER,
+            SCAN_WGSL,
+            &[],
             // Every loop runs a constant count or up to n; every index is below n,
             // the capacity or a workgroup array's length (tests/gpu_sort.rs).
             ShaderChecks::None,

@@ -6,14 +6,17 @@
 //              writes the grand total
 //   downsweep  level k: scan each block and add its offset from level k + 1
 //
-// `scan.rs` prepends the constants this file uses:
-//   WG: u32            threads per workgroup
-//   SCAN_ITEMS: u32    values per thread; SCAN_BLOCK = WG * SCAN_ITEMS
-//   SCAN_BLOCK: u32
-//   RAKE: u32          threads that rake the per-thread sums (WG = RAKE * RAKE)
-//
 // `level` is this level's 256-byte record of the state written by `scan_setup.wgsl`:
 // [0] element count, [4] workgroups doing work, [5] word index of the total.
+
+// The sizes are shader defs made from their Rust definitions in `scan.rs`:
+// threads per workgroup, values per thread, values per workgroup
+// (SCAN_BLOCK = WG * SCAN_ITEMS), and the threads that rake the per-thread sums
+// (WG = RAKE * RAKE).
+const WG: u32 = #{SCAN_WORKGROUP_SIZE}u;
+const SCAN_ITEMS: u32 = #{SCAN_ITEMS_PER_THREAD}u;
+const SCAN_BLOCK: u32 = #{SCAN_BLOCK}u;
+const RAKE: u32 = #{SCAN_RAKE}u;
 
 @group(0) @binding(0) var<storage, read_write> data: array<u32>;
 @group(0) @binding(1) var<storage, read_write> sums: array<u32>;

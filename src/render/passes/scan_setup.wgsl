@@ -2,16 +2,17 @@
 // GPU) into the per-level element counts and indirect dispatch arguments of the
 // hierarchical scan in `scan.wgsl`.
 //
-// `scan.rs` prepends the constants this file uses:
-//   SCAN_BLOCK: u32         values scanned by one workgroup
-//   MAX_GROUPS_X: u32       most workgroups a dispatch may have along x
-//
 // Layout of `state` (u32 words, one 64-word record of 256 bytes each):
 //   record 0:      [0] word index of n in `count_src`, [1] capacity, [2] level count
 //   record 1 + k:  level k: [0] element count, [1..4] dispatch args (x, y, z),
 //                  [4] workgroups doing work, [5] word index of the total in its binding
 
-const RECORD_WORDS: u32 = 64u;
+// Values scanned by one workgroup, and the most workgroups a dispatch may have along
+// x (per scan: tests set a small one); shader defs from `scan.rs`.
+const SCAN_BLOCK: u32 = #{SCAN_BLOCK}u;
+const MAX_GROUPS_X: u32 = #{SCAN_MAX_GROUPS_X}u;
+// Words of one record of the state.
+const RECORD_WORDS: u32 = #{SCAN_RECORD_WORDS}u;
 
 @group(0) @binding(0) var<storage, read> count_src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> state: array<u32>;

@@ -1,10 +1,13 @@
-// Radix sort, classic steps (appended to radix_sort.wgsl): per pass a `count` kernel
-// stores every block's digit histogram digit-major (hist[digit * blocks + block]), an
-// exclusive prefix scan of `hist` (scan.wgsl) turns each entry into the first output
-// slot of that (digit, block), and `scatter` reads it. Any GPU runs it: no workgroup
-// waits for another.
+// Radix sort, classic steps: per pass a `count` kernel stores every block's digit
+// histogram digit-major (hist[digit * blocks + block]), an exclusive prefix scan of
+// `hist` (scan.wgsl) turns each entry into the first output slot of that (digit,
+// block), and `scatter` reads it (classic_slots.wgsl). Any GPU runs it: no workgroup
+// waits for another. Composed without the shader def SORT_ONESWEEP.
 
-@group(0) @binding(3) var<storage, read_write> hist: array<u32>;
+#import bevy_splat::radix_sort::state::{RADIX, SORT_BLOCK, SORT_ITEMS, WG}
+#import bevy_splat::radix_sort::keys::{digit_of, keys_in, linear_group, state}
+#import bevy_splat::radix_sort::classic_slots::hist
+#import bevy_splat::radix_sort::scatter::scatter_block
 
 // The count kernel spreads its histogram over this many copies (thread t adds to copy
 // t % HIST_COPIES), so that neighbouring threads counting the same digit do not all
@@ -20,11 +23,11 @@ fn count(
     @builtin(local_invocation_index) t: u32,
 ) {
     let block = linear_group(wid, nwg);
-    let blocks = state[5];
+    let blocks = state.blocks;
     if block >= blocks {
         return;
     }
-    let n = state[4];
+    let n = state.n;
     for (var c = 0u; c < HIST_COPIES; c++) {
         atomicStore(&digit_counts[c * RADIX + t], 0u);
     }
@@ -65,15 +68,6 @@ fn count(
     hist[t * blocks + block] = total;
 }
 
-// The scan of `hist` gives each digit's first output slot directly.
-fn publish_block_counts(block: u32, digit: u32, count: u32) -> u32 {
-    return 0u;
-}
-
-fn first_output_slot(block: u32, digit: u32, count: u32, digit_start: u32) -> u32 {
-    return hist[digit * state[5] + block];
-}
-
 @compute @workgroup_size(WG)
 fn scatter(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -81,7 +75,7 @@ fn scatter(
     @builtin(local_invocation_index) t: u32,
 ) {
     let block = linear_group(wid, nwg);
-    if block >= state[5] {
+    if block >= state.blocks {
         return;
     }
     scatter_block(block, t);

@@ -2,33 +2,19 @@
 // block of SORT_BLOCK pairs: every pair goes to its digit's first output slot for this
 // block plus its rank among the block's earlier pairs with the same digit, so the pass
 // is stable. Where each (digit, block) starts is what the two ways of sorting differ
-// in; the host appends one of them to this file:
-//   radix_sort_classic.wgsl   a `count` kernel stores every block's histogram and a
-//                             prefix scan over them (scan.wgsl) runs before `scatter`
-//   radix_sort_onesweep.wgsl  one `histogram` kernel counts the digits of every pass
-//                             at once, and each block of `scatter` adds up the counts
-//                             of the blocks before it as they publish them
-// Each defines binding 3 and the two steps of `scatter_block` that find where its
-// digits start: `publish_block_counts` and `first_output_slot`.
+// in, and this module imports it from one of two modules by the shader def
+// SORT_ONESWEEP:
+//   classic_slots.wgsl  (without it) a prefix scan over every block's histogram,
+//                       which the `count` kernel of classic.wgsl stores, gives each
+//                       (digit, block) its first slot
+//   look_back.wgsl      (with it) each block adds up the counts of the blocks before
+//                       it as they publish them, and onesweep.wgsl's `histogram`
+//                       kernel counts the digits of every pass at once
+// Each gives the two steps of `scatter_block` that find where its digits start:
+// `publish_block_counts` and `first_output_slot`. The kernels that call
+// `scatter_block` are in classic.wgsl and onesweep.wgsl.
 //
-// Keys are `SortKey`: vec2<u32> (x = low 32 bits, y = high 32 bits) or u32, chosen by
-// the host; values are u32. No subgroup operations: nothing here depends on the
-// subgroup size.
-//
-// `radix_sort.rs` prepends the constants this file uses:
-//   WG: u32             threads per workgroup (== RADIX: thread t owns digit t)
-//   SORT_ITEMS: u32     pairs per thread; SORT_BLOCK = WG * SORT_ITEMS
-//   SORT_BLOCK: u32
-//   RADIX: u32          digit values per pass
-//   RADIX_BITS: u32     key bits per pass
-//   STAGE_WORDS: u32    words of the scatter's workgroup memory
-//   SortKey             the key type, KEY_WORDS its 32-bit words, key_word(key, word)
-//                       one of them and store_key_word(index, word, value) the
-//                       scatter's write of one into keys_out
-//
-// `state` is the sort's state (see radix_sort_setup.wgsl): [4] n, [5] blocks, for a
-// sort over a key range [11] the base and [12] the shift of the low word, and [13] 1
-// when the first pass takes each pair's input index as its value.
+// No subgroup operations: nothing here depends on the subgroup size.
 //
 // The scatter orders each block in workgroup memory before it writes, so that the
 // threads of a subgroup write neighbouring slots: written straight from the ranking,
@@ -38,23 +24,44 @@
 // The staging pays only in a module built without wgpu's loop guards (the host
 // builds this one with `ShaderChecks::None`): with them, its many short loops over
 // per-thread arrays made the tile sort slower than the unstaged scatter.
+#define_import_path bevy_splat::radix_sort::scatter
 
-struct PassParams {
-    // which key word holds the digit (0 = x, 1 = y), its shift in that word, and its mask
-    word: u32,
-    shift: u32,
-    mask: u32,
-    _pad: u32,
-}
+#import bevy_splat::radix_sort::state::{RADIX, SORT_BLOCK, SORT_ITEMS, WG}
+#import bevy_splat::radix_sort::keys::{KEY_WORDS, digit_of, key_word, keys_in, params, state}
+#ifdef SORT_ONESWEEP
+#import bevy_splat::radix_sort::look_back::{first_output_slot, publish_block_counts}
+#else
+#import bevy_splat::radix_sort::classic_slots::{first_output_slot, publish_block_counts}
+#endif
 
+#ifdef SORT_KEY_64
+alias SortKey = vec2<u32>;
+#else
+alias SortKey = u32;
+#endif
+
+// Words of the workgroup memory `stage`: max(SORT_BLOCK, MASK_WORDS * RADIX).
+const STAGE_WORDS: u32 = #{SORT_STAGE_WORDS}u;
 const MASK_WORDS: u32 = WG / 32u;
 
-@group(0) @binding(0) var<uniform> params: PassParams;
-@group(0) @binding(1) var<storage, read> state: array<u32>;
-@group(0) @binding(2) var<storage, read> keys_in: array<SortKey>;
 @group(0) @binding(4) var<storage, read> values_in: array<u32>;
 @group(0) @binding(5) var<storage, read_write> keys_out: array<SortKey>;
 @group(0) @binding(6) var<storage, read_write> values_out: array<u32>;
+
+// The scatter's write of word `word` of the key at `index` of keys_out.
+#ifdef SORT_KEY_64
+fn store_key_word(index: u32, word: u32, value: u32) {
+    if word == 0u {
+        keys_out[index].x = value;
+    } else {
+        keys_out[index].y = value;
+    }
+}
+#else
+fn store_key_word(index: u32, word: u32, value: u32) {
+    keys_out[index] = value;
+}
+#endif
 
 // The scatter's workgroup memory, reused by its steps: the block's digit counts, then
 // per digit a bit mask over the current round's slots holding that digit (slot =
@@ -71,35 +78,10 @@ var<workgroup> digit_scan: array<vec2<u32>, RADIX>;
 // so that the pair staged at block slot s with digit d goes to `digit_rebase[d] + s`.
 var<workgroup> digit_rebase: array<u32, RADIX>;
 
-fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return wid.y * nwg.x + wid.x;
-}
-
-// The digit at bit `shift_in_word` of key word `word_index`, `mask` wide; a ranged
-// sort's low word counts from the range's base and drops the bits below its shift.
-fn digit_at(key: SortKey, word_index: u32, shift_in_word: u32, mask: u32) -> u32 {
-    var word = key_word(key, word_index);
-    var shift = shift_in_word;
-    if word_index == 0u {
-        word -= state[11];
-        shift += state[12];
-    }
-    return (word >> min(shift, 31u)) & mask;
-}
-
-fn digit_of(key: SortKey) -> u32 {
-    return digit_at(key, params.word, params.shift, params.mask);
-}
-
-// Which pass of the sort `params` describe: 0 for the lowest digit.
-fn pass_index() -> u32 {
-    return (params.word * 32u + params.shift) / RADIX_BITS;
-}
-
-// The scatter of block `block` (< state[5]) by its workgroup, thread t; called from
+// The scatter of block `block` (< state.blocks) by its workgroup, thread t; called from
 // workgroup-uniform control flow.
 fn scatter_block(block: u32, t: u32) {
-    let n = state[4];
+    let n = state.n;
     let start = block * SORT_BLOCK;
     let in_block = min(n - start, SORT_BLOCK);
 
@@ -111,7 +93,7 @@ fn scatter_block(block: u32, t: u32) {
     let my_word = t % MASK_WORDS;
     let my_bit = 1u << (t / MASK_WORDS);
     let my_slot = my_word * 32u + t / MASK_WORDS;
-    let input_index_values = state[13] == 1u && params.word == 0u && params.shift == 0u;
+    let input_index_values = state.input_index_values == 1u && params.word == 0u && params.shift == 0u;
     var keys: array<SortKey, SORT_ITEMS>;
     var values: array<u32, SORT_ITEMS>;
     var digits: array<u32, SORT_ITEMS>;

@@ -1,6 +1,6 @@
-// Radix sort, one-sweep steps (appended to radix_sort.wgsl): one `histogram` kernel
-// counts the digits of every pass in a single read of the keys, then each pass is one
-// `scatter` whose blocks find their digits' first output slots by decoupled look-back:
+// Radix sort, one-sweep steps: one `histogram` kernel (onesweep.wgsl) counts the
+// digits of every pass in a single read of the keys, then each pass is one `scatter`
+// whose blocks find their digits' first output slots here, by decoupled look-back:
 // block b publishes its digit counts, then adds up those of blocks b-1, b-2, ... until
 // it meets one that has published its running total, and publishes its own. This saves
 // every pass's count kernel, its prefix scan and the dispatches between them.
@@ -46,7 +46,7 @@
 //    10 runs of 10 with BEVY_SPLAT_TEST_ONESWEEP=1.
 //  - On an H200 (driver 580), which keeps started workgroups running: 10,000 stress
 //    sets per algorithm exact, and no fallback at all with LOOK_BACK_SPINS = 128
-//    (see radix_sort.rs for how few spins it takes).
+//    (see onesweep.rs for how few spins it takes).
 // The bound is what lavapipe needs: a block spins at most LOOK_BACK_SPINS + 1 steps
 // per earlier block that has not yet published, and only the few blocks running
 // beside it can be unpublished, so its look-back stays far below the budget.
@@ -58,19 +58,16 @@
 // has its own block counter, cleared by the sort's setup; and the wait is per thread,
 // with no barrier inside, so it needs no uniform control flow.
 //
-// `status` (u32 words, laid out by radix_sort.rs; MAX_PASSES, TOTALS, FALLBACKS,
-// REGIONS, HISTOGRAM_BLOCKS, LOOK_BACK_WINDOW, LOOK_BACK_SPINS and LOOK_BACK_READS
-// prepended):
-//   [0, MAX_PASSES)          per pass, the counter that hands out block indices
-//   [TOTALS, +MAX_PASSES*RADIX)  per pass and digit, the count over all blocks
-//   [FALLBACKS]              how many counts the look-back took from the keys, over
-//                            the buffers' life (a diagnostic for tests and benches)
-//   [REGIONS, ...)           two regions of blocks * RADIX look-back words, pass p in
-//                            region p % 2: flag (2 bits) | count (30 bits)
-// `radix_sort_setup.wgsl` clears the counters and totals, the histogram kernel the
-// first pass's region, and each pass's scatter the next pass's.
+// The look-back words are `SortStatus::look_back` (state.wgsl), two regions of
+// blocks * RADIX words, pass p in region p % 2; the setup clears the block counters
+// and digit totals, the histogram kernel the first pass's region, and each pass's
+// scatter the next pass's.
+#define_import_path bevy_splat::radix_sort::look_back
 
-@group(0) @binding(3) var<storage, read_write> status: array<atomic<u32>>;
+#import bevy_splat::radix_sort::state::{RADIX, SORT_BLOCK, SortStatus}
+#import bevy_splat::radix_sort::keys::{digit_of, keys_in, pass_index, state}
+
+@group(0) @binding(3) var<storage, read_write> status: SortStatus;
 
 // A look-back word: the block's own counts, or its counts plus all earlier blocks'.
 const BLOCK_COUNT: u32 = 1u << 30u;
@@ -79,83 +76,26 @@ const COUNT_MASK: u32 = (1u << 30u) - 1u;
 // Keys the look-back's fallback reads per step of its loop: few steps, for lavapipe's
 // loop budget (see above).
 const FALLBACK_UNROLL: u32 = 8u;
+// Earlier blocks one step of the look-back reads at once (`LOOK_BACK_WINDOW` in
+// onesweep.rs).
+const LOOK_BACK_WINDOW: u32 = #{SORT_LOOK_BACK_WINDOW}u;
+// How many more times the look-back reads an earlier block's word after finding it
+// unpublished, before it counts that block's digits from its keys itself
+// (`LookBack::Wait` in onesweep.rs).
+const LOOK_BACK_SPINS: u32 = #{SORT_LOOK_BACK_SPINS}u;
+// Whether the look-back reads the words the earlier blocks publish at all: not under
+// the shader def SORT_COUNT_EVERY_BLOCK (`LookBack::CountEveryBlock`), where every
+// block counts every earlier block from its keys.
+#ifdef SORT_COUNT_EVERY_BLOCK
+const LOOK_BACK_READS: bool = false;
+#else
+const LOOK_BACK_READS: bool = true;
+#endif
 
-var<workgroup> pass_counts: array<atomic<u32>, MAX_PASSES * RADIX>;
-var<workgroup> block_index: u32;
-
+// The index in `status.look_back` of block `block`'s word for digit `digit` in pass
+// `pass_id`.
 fn look_back_word(pass_id: u32, block: u32, digit: u32) -> u32 {
-    return REGIONS + ((pass_id % 2u) * state[5] + block) * RADIX + digit;
-}
-
-// Thread t adds `length` pairs of digit `digit` of pass `pass_id`.
-fn add_run(pass_id: u32, digit: u32, length: u32) {
-    if digit < RADIX {
-        atomicAdd(&pass_counts[pass_id * RADIX + digit], length);
-    }
-}
-
-// Bound with the parameters of the sort's last pass: they say how many bits it sorts.
-@compute @workgroup_size(WG)
-fn histogram(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) t: u32,
-) {
-    let blocks = state[5];
-    let first_block = linear_group(wid, nwg) * HISTOGRAM_BLOCKS;
-    if first_block >= blocks {
-        return;
-    }
-    let n = state[4];
-    let last_block = min(first_block + HISTOGRAM_BLOCKS, blocks);
-    for (var p = 0u; p < MAX_PASSES; p++) {
-        atomicStore(&pass_counts[p * RADIX + t], 0u);
-    }
-    for (var b = first_block; b < last_block; b++) {
-        atomicStore(&status[look_back_word(0u, b, t)], 0u);
-    }
-    workgroupBarrier();
-    let key_bits = params.word * 32u + params.shift + countOneBits(params.mask);
-    let passes = (key_bits + RADIX_BITS - 1u) / RADIX_BITS;
-    // As in the classic count: SORT_ITEMS consecutive pairs per thread, loaded first,
-    // and runs of equal digits added at once.
-    for (var b = first_block; b < last_block; b++) {
-        let first = b * SORT_BLOCK + t * SORT_ITEMS;
-        var keys: array<SortKey, SORT_ITEMS>;
-        for (var i = 0u; i < SORT_ITEMS; i++) {
-            if first + i < n {
-                keys[i] = keys_in[first + i];
-            }
-        }
-        for (var p = 0u; p < passes; p++) {
-            let bit = p * RADIX_BITS;
-            let mask = select(RADIX - 1u, params.mask, p + 1u == passes);
-            var run_digit = RADIX;
-            var run_length = 0u;
-            for (var i = 0u; i < SORT_ITEMS; i++) {
-                // (RADIX past n, rather than a `break`: see `first_output_slot`.)
-                var digit = RADIX;
-                if first + i < n {
-                    digit = digit_at(keys[i], bit / 32u, bit % 32u, mask);
-                }
-                if digit == run_digit {
-                    run_length += 1u;
-                } else {
-                    add_run(p, run_digit, run_length);
-                    run_digit = digit;
-                    run_length = 1u;
-                }
-            }
-            add_run(p, run_digit, run_length);
-        }
-    }
-    workgroupBarrier();
-    for (var p = 0u; p < passes; p++) {
-        let count = atomicLoad(&pass_counts[p * RADIX + t]);
-        if count != 0u {
-            atomicAdd(&status[TOTALS + p * RADIX + t], count);
-        }
-    }
+    return ((pass_id % 2u) * state.blocks + block) * RADIX + digit;
 }
 
 // Publishes this block's count of `digit` for the blocks after it (block 0's is
@@ -164,9 +104,9 @@ fn histogram(
 fn publish_block_counts(block: u32, digit: u32, count: u32) -> u32 {
     let pass_id = pass_index();
     let flag = select(BLOCK_COUNT, RUNNING_TOTAL, block == 0u);
-    atomicStore(&status[look_back_word(pass_id, block, digit)], flag | count);
-    atomicStore(&status[look_back_word(pass_id + 1u, block, digit)], 0u);
-    return atomicLoad(&status[TOTALS + pass_id * RADIX + digit]);
+    atomicStore(&status.look_back[look_back_word(pass_id, block, digit)], flag | count);
+    atomicStore(&status.look_back[look_back_word(pass_id + 1u, block, digit)], 0u);
+    return atomicLoad(&status.digit_totals[pass_id * RADIX + digit]);
 }
 
 // The pairs of digit `digit` in block `block`, counted from its keys: the look-back's
@@ -176,7 +116,7 @@ fn count_block_digit(block: u32, digit: u32) -> u32 {
     let first = block * SORT_BLOCK;
     // Only an earlier block is counted, and only the last block is short; the bound
     // keeps every read below n all the same.
-    let in_block = min(state[4] - first, SORT_BLOCK);
+    let in_block = min(state.n - first, SORT_BLOCK);
     var count = 0u;
     for (var i = 0u; i < SORT_BLOCK; i += FALLBACK_UNROLL) {
         for (var j = 0u; j < FALLBACK_UNROLL; j++) {
@@ -217,7 +157,7 @@ fn first_output_slot(block: u32, digit: u32, count: u32, digit_start: u32) -> u3
         for (var i = 0u; i < LOOK_BACK_WINDOW; i++) {
             words[i] = 0u;
             if LOOK_BACK_READS && i < look {
-                words[i] = atomicLoad(&status[look_back_word(pass_id, look - 1u - i, digit)]);
+                words[i] = atomicLoad(&status.look_back[look_back_word(pass_id, look - 1u - i, digit)]);
             }
         }
         // Take the window's words in order up to the first unpublished one or the
@@ -240,21 +180,9 @@ fn first_output_slot(block: u32, digit: u32, count: u32, digit_start: u32) -> u3
             look -= 1u;
             searching = look != 0u;
             stalled = 0u;
-            atomicAdd(&status[FALLBACKS], 1u);
+            atomicAdd(&status.look_back_fallbacks, 1u);
         }
     }
-    atomicStore(&status[look_back_word(pass_id, block, digit)], RUNNING_TOTAL | (before + count));
+    atomicStore(&status.look_back[look_back_word(pass_id, block, digit)], RUNNING_TOTAL | (before + count));
     return digit_start + before;
-}
-
-@compute @workgroup_size(WG)
-fn scatter(@builtin(local_invocation_index) t: u32) {
-    if t == 0u {
-        block_index = atomicAdd(&status[pass_index()], 1u);
-    }
-    let block = workgroupUniformLoad(&block_index);
-    if block >= state[5] {
-        return;
-    }
-    scatter_block(block, t);
 }

@@ -1,0 +1,296 @@
+//! The sort's pipelines: [`RadixSort`], which holds them, the bind group layouts its
+//! kernels share, and each algorithm's kernels, composed through a `ShaderLibrary`
+//! with the shader defs that pick a variant (the key width, the algorithm, the
+//! look-back, the grid limit).
+
+use std::num::NonZeroU64;
+
+use super::options::{LookBack, ONESWEEP_LARGEST_SORT, SortAlgorithm, SortKey};
+use super::state::{self, PASS_PARAMS_BYTES};
+use crate::render::passes::common::{ShaderChecks, compute_pipeline, storage};
+use crate::render::passes::library::{ShaderDef, ShaderLibrary, WgslFile};
+use crate::render::passes::scan::{self, PrefixScan};
+
+/// A WGSL entry file of the sort, beside this module.
+macro_rules! sort_wgsl {
+    ($name:literal) => {
+        WgslFile {
+            path: concat!("bevy_splat/render/passes/radix_sort/", $name),
+            text: include_str!($name),
+        }
+    };
+}
+
+/// The setup kernels (`setup` and `setup_onesweep`).
+pub(crate) const SETUP_WGSL: WgslFile = sort_wgsl!("setup.wgsl");
+/// The classic count and scatter kernels.
+pub(crate) const CLASSIC_WGSL: WgslFile = sort_wgsl!("classic.wgsl");
+/// The one-sweep histogram and scatter kernels.
+pub(crate) const ONESWEEP_WGSL: WgslFile = sort_wgsl!("onesweep.wgsl");
+
+/// A shader library for the sort and its scan: every module of the crate's, composed
+/// with the sizes of the sort and the scan (`passes::shader_library` has them too,
+/// beside the other passes' own).
+fn sort_library() -> ShaderLibrary {
+    let defs = state::shared_defs().into_iter().chain(scan::shared_defs());
+    ShaderLibrary::new(defs.collect())
+}
+
+/// The bind group layouts of the count (or histogram) and scatter kernels, the same
+/// for both algorithms.
+pub(super) struct SortLayouts {
+    pub count: wgpu::BindGroupLayout,
+    pub scatter: wgpu::BindGroupLayout,
+}
+
+impl SortLayouts {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let params_entry = wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: true,
+                min_binding_size: NonZeroU64::new(PASS_PARAMS_BYTES),
+            },
+            count: None,
+        };
+        let count = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("radix sort count"),
+            entries: &[
+                params_entry,
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
+            ],
+        });
+        let scatter = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("radix sort scatter"),
+            entries: &[
+                params_entry,
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
+                storage(4, true),
+                storage(5, false),
+                storage(6, false),
+            ],
+        });
+        Self { count, scatter }
+    }
+}
+
+/// The setup kernels' module for grids of at most `max_groups_x` workgroups along x.
+pub(super) fn setup_module(
+    device: &wgpu::Device,
+    library: &mut ShaderLibrary,
+    max_groups_x: u32,
+) -> wgpu::ShaderModule {
+    library.module(
+        device,
+        "radix sort setup",
+        SETUP_WGSL,
+        &[ShaderDef::UInt("SORT_MAX_GROUPS_X", max_groups_x)],
+        ShaderChecks::All,
+    )
+}
+
+/// The shader defs of one algorithm's kernels for `key` keys: `SORT_KEY_64` for
+/// 64-bit keys; for the one-sweep sort `SORT_ONESWEEP`, the look-back's
+/// `SORT_LOOK_BACK_SPINS`, and `SORT_COUNT_EVERY_BLOCK` for a look-back that reads
+/// nothing the earlier blocks publish.
+pub(crate) fn kernel_defs(
+    key: SortKey,
+    algorithm: SortAlgorithm,
+    look_back: LookBack,
+) -> Vec<ShaderDef> {
+    let mut defs = Vec::new();
+    if key == SortKey::U64 {
+        defs.push(ShaderDef::Flag("SORT_KEY_64"));
+    }
+    if algorithm == SortAlgorithm::OneSweep {
+        defs.push(ShaderDef::Flag("SORT_ONESWEEP"));
+        let (spins, reads) = look_back.shader_constants();
+        defs.push(ShaderDef::UInt("SORT_LOOK_BACK_SPINS", spins));
+        if !reads {
+            defs.push(ShaderDef::Flag("SORT_COUNT_EVERY_BLOCK"));
+        }
+    }
+    defs
+}
+
+/// The kernels of one algorithm.
+pub(super) struct SortKernels {
+    pub setup_layout: wgpu::BindGroupLayout,
+    pub setup: wgpu::ComputePipeline,
+    /// The classic sort's per-pass `count`, or the one-sweep `histogram` of all passes.
+    pub count: wgpu::ComputePipeline,
+    pub scatter: wgpu::ComputePipeline,
+}
+
+impl SortKernels {
+    pub fn build(
+        device: &wgpu::Device,
+        library: &mut ShaderLibrary,
+        layouts: &SortLayouts,
+        setup_module: &wgpu::ShaderModule,
+        key: SortKey,
+        algorithm: SortAlgorithm,
+        look_back: LookBack,
+    ) -> Self {
+        let onesweep = algorithm == SortAlgorithm::OneSweep;
+        let setup_entries = [storage(0, true), storage(1, false), storage(2, false)];
+        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("radix sort setup"),
+            entries: &setup_entries[..if onesweep { 3 } else { 2 }],
+        });
+        let (file, setup_kernel, first_kernel) = if onesweep {
+            (ONESWEEP_WGSL, "setup_onesweep", "histogram")
+        } else {
+            (CLASSIC_WGSL, "setup", "count")
+        };
+        let module = library.module(
+            device,
+            "radix sort",
+            file,
+            &kernel_defs(key, algorithm, look_back),
+            // Every loop runs a constant count, up to n, or (the one-sweep look-back)
+            // up to its block index times LOOK_BACK_SPINS + 1; every index is below n,
+            // the capacity or a workgroup array's length (tests/gpu_sort.rs). No
+            // kernel waits without bound for another, so none can hang a GPU.
+            ShaderChecks::None,
+        );
+        let setup = compute_pipeline(
+            device,
+            "radix sort setup",
+            &setup_layout,
+            setup_module,
+            setup_kernel,
+        );
+        let count = compute_pipeline(
+            device,
+            &format!("radix sort {first_kernel}"),
+            &layouts.count,
+            &module,
+            first_kernel,
+        );
+        let scatter = compute_pipeline(
+            device,
+            "radix sort scatter",
+            &layouts.scatter,
+            &module,
+            "scatter",
+        );
+        Self {
+            setup_layout,
+            setup,
+            count,
+            scatter,
+        }
+    }
+}
+
+/// The pipelines of the radix sort (and of the prefix scan the classic algorithm
+/// uses); create once per device.
+pub struct RadixSort {
+    pub(super) key: SortKey,
+    pub(super) scan: PrefixScan,
+    pub(super) layouts: SortLayouts,
+    pub(super) classic: SortKernels,
+    /// Built when the sort's algorithm is [`SortAlgorithm::OneSweep`].
+    pub(super) onesweep: Option<SortKernels>,
+}
+
+impl RadixSort {
+    /// A classic sort of 64-bit keys.
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self::with_key(device, SortKey::U64, SortAlgorithm::Classic)
+    }
+
+    /// A sort of `key` keys by `algorithm`.
+    pub fn with_key(device: &wgpu::Device, key: SortKey, algorithm: SortAlgorithm) -> Self {
+        Self::build(
+            device,
+            device.limits().max_compute_workgroups_per_dimension,
+            key,
+            algorithm,
+            LookBack::DEFAULT,
+        )
+    }
+
+    /// A one-sweep sort of `key` keys whose blocks learn the counts before them as
+    /// `look_back` says (tests and benchmarks of the look-back's fallback).
+    pub fn with_look_back(device: &wgpu::Device, key: SortKey, look_back: LookBack) -> Self {
+        Self::build(
+            device,
+            device.limits().max_compute_workgroups_per_dimension,
+            key,
+            SortAlgorithm::OneSweep,
+            look_back,
+        )
+    }
+
+    /// A sort of 64-bit keys by `algorithm`, with the dispatches' grids limited to
+    /// `max_groups_x` workgroups along x (more rows instead). Tests use a small limit to
+    /// exercise the 2-D grid path without 65,536 workgroups' worth of data.
+    pub fn with_max_workgroups_per_dimension(
+        device: &wgpu::Device,
+        algorithm: SortAlgorithm,
+        max_groups_x: u32,
+    ) -> Self {
+        Self::build(
+            device,
+            max_groups_x,
+            SortKey::U64,
+            algorithm,
+            LookBack::DEFAULT,
+        )
+    }
+
+    /// The algorithm that sorts up to `capacity` pairs: [`SortAlgorithm::OneSweep`]
+    /// only where this sort prefers it and `capacity` is at most
+    /// [`ONESWEEP_LARGEST_SORT`].
+    pub fn algorithm_for(&self, capacity: u32) -> SortAlgorithm {
+        if self.onesweep.is_some() && capacity <= ONESWEEP_LARGEST_SORT {
+            SortAlgorithm::OneSweep
+        } else {
+            SortAlgorithm::Classic
+        }
+    }
+
+    fn build(
+        device: &wgpu::Device,
+        max_groups_x: u32,
+        key: SortKey,
+        algorithm: SortAlgorithm,
+        look_back: LookBack,
+    ) -> Self {
+        let max_groups_x = max_groups_x.max(1);
+        // The sort and its scan compose their modules through one library.
+        let library = &mut sort_library();
+        let scan = PrefixScan::with_library(device, library, max_groups_x);
+        let layouts = SortLayouts::new(device);
+        let setup = setup_module(device, library, max_groups_x);
+        let mut kernels = |algorithm| {
+            SortKernels::build(device, library, &layouts, &setup, key, algorithm, look_back)
+        };
+        let classic = kernels(SortAlgorithm::Classic);
+        let onesweep =
+            (algorithm == SortAlgorithm::OneSweep).then(|| kernels(SortAlgorithm::OneSweep));
+        Self {
+            key,
+            scan,
+            layouts,
+            classic,
+            onesweep,
+        }
+    }
+
+    /// The kernels of `algorithm`: the one-sweep ones only where this sort built them.
+    pub(super) fn kernels(&self, algorithm: SortAlgorithm) -> &SortKernels {
+        match (algorithm, &self.onesweep) {
+            (SortAlgorithm::OneSweep, Some(onesweep)) => onesweep,
+            _ => &self.classic,
+        }
+    }
+}

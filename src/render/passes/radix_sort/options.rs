@@ -1,0 +1,143 @@
+//! What a sort can be asked for: its key type, where its values come from, a key
+//! range, its algorithm and the one-sweep look-back, with the bounds of the one-sweep
+//! sort ([`LOOK_BACK_SPINS`], [`ONESWEEP_LARGEST_SORT`]).
+
+use super::state::SORT_BLOCK;
+
+/// The keys a sort takes: 64 bits as `vec2<u32>` (low word first), or one `u32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    U64,
+    U32,
+}
+
+impl SortKey {
+    /// Bytes of one key.
+    pub const fn bytes(self) -> u64 {
+        match self {
+            SortKey::U64 => 8,
+            SortKey::U32 => 4,
+        }
+    }
+}
+
+/// Where a sort's values come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortValues {
+    /// The caller fills `values[0]`.
+    Given,
+    /// Each pair's value is its index in the input (`values[0]` is neither read nor
+    /// needed): the sorted values say where each sorted key came from.
+    InputIndex,
+}
+
+/// How the blocks of a pass learn where their digits start (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortAlgorithm {
+    /// Count, scan, scatter per pass: runs on any GPU.
+    Classic,
+    /// One histogram, then one scatter per pass with decoupled look-back: a block
+    /// waits for the blocks that started before it, which is fast where the GPU keeps
+    /// running a started workgroup while another waits. Where it does not, a block
+    /// that waited [`LOOK_BACK_SPINS`] reads counts the late block's keys itself
+    /// ([`LookBack`]): slower, still exact, never a hang. A sort that prefers it still
+    /// runs the classic steps above [`ONESWEEP_LARGEST_SORT`] pairs.
+    OneSweep,
+}
+
+impl SortAlgorithm {
+    /// [`Self::OneSweep`] on NVIDIA and AMD GPUs through a native API, where it is the
+    /// faster and a started workgroup keeps running; [`Self::Classic`] elsewhere:
+    /// browsers (WebGPU promises no progress between workgroups), Apple and mobile
+    /// GPUs, and CPU adapters, whose threads a busy machine shares between many
+    /// workgroups that would wait on one another. The one-sweep sort is exact on all
+    /// of them (its waits are bounded, [`LookBack`]); where a started workgroup may
+    /// stall, it would only be slower.
+    pub fn for_adapter(info: &wgpu::AdapterInfo) -> Self {
+        const NVIDIA: u32 = 0x10de;
+        const AMD: u32 = 0x1002;
+        let native = matches!(
+            info.backend,
+            wgpu::Backend::Vulkan | wgpu::Backend::Dx12 | wgpu::Backend::Metal
+        );
+        let gpu = matches!(
+            info.device_type,
+            wgpu::DeviceType::DiscreteGpu | wgpu::DeviceType::IntegratedGpu
+        );
+        if native && gpu && (info.vendor == NVIDIA || info.vendor == AMD) {
+            Self::OneSweep
+        } else {
+            Self::Classic
+        }
+    }
+}
+
+/// Keys whose low words the GPU bounds each frame: `count` holds, at `offset`, the
+/// largest low word and then the complement of the smallest, and the sort orders by
+/// the top `bits` bits of the span (see [`SortBuffers::with_key_range`](super::SortBuffers::with_key_range)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyRange {
+    pub offset: u64,
+    pub bits: u32,
+}
+
+/// How a block of the one-sweep sort learns the digit counts of the blocks before it
+/// (see `look_back.wgsl`). Either way its sums are exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LookBack {
+    /// Reads the counts the earlier blocks publish; one that it finds unpublished
+    /// `spins + 1` times in a row it counts from its keys instead (at most
+    /// [`MAX_LOOK_BACK_SPINS`], so that every look-back's bound fits in 32 bits).
+    /// [`LookBack::DEFAULT`] waits [`LOOK_BACK_SPINS`].
+    Wait { spins: u32 },
+    /// Counts every earlier block from its keys and reads nothing they publish, so
+    /// that no block ever waits for another: the fallback for every block, for tests.
+    /// Each block reads all the keys before it, so only for small sorts.
+    CountEveryBlock,
+}
+
+impl LookBack {
+    /// The look-back of sorts built without one: [`LookBack::Wait`] for
+    /// [`LOOK_BACK_SPINS`].
+    pub const DEFAULT: Self = Self::Wait {
+        spins: LOOK_BACK_SPINS,
+    };
+
+    /// The kernels' `LOOK_BACK_SPINS` and `LOOK_BACK_READS`.
+    pub(super) fn shader_constants(self) -> (u32, bool) {
+        match self {
+            Self::Wait { spins } => (spins.min(MAX_LOOK_BACK_SPINS), true),
+            Self::CountEveryBlock => (0, false),
+        }
+    }
+}
+
+/// The most spins a [`LookBack::Wait`] takes: a look-back's bound, blocks ×
+/// (spins + 1), stays within 32 bits up to [`ONESWEEP_LARGEST_SORT`] pairs.
+pub const MAX_LOOK_BACK_SPINS: u32 = 1 << 16;
+const _: () = assert!(
+    (ONESWEEP_LARGEST_SORT / SORT_BLOCK) as u64 * (MAX_LOOK_BACK_SPINS as u64 + 1)
+        <= u32::MAX as u64
+);
+
+/// How many more times the one-sweep look-back reads an earlier block's counts after
+/// finding them unpublished, before it counts that block's digits from its keys itself
+/// ([`LookBack::Wait`]). A block publishes its counts once it has loaded and counted
+/// its keys, and it started before the block that waits for it, so where it keeps
+/// running a few reads find them. On an H200 (`benchmark_sort_and_scan`, 8 M pairs,
+/// four key sets, each sorted for a second and then 12 times): with 4 spins blocks
+/// fell back 0.9 to 17 million times per key set and sorts took 1.7 to 1.8 times as
+/// long; with 16, up to 2,000 times, at no cost; with 32 and 128 never, and the times
+/// equalled those of a wait of 65,536 spins (uniform 64-bit keys 2.173 ms against
+/// 2.171; 2.691 classic). 128 leaves the fallback to a block that has stalled, and
+/// is small for lavapipe's loop budget (65,535 iterations per invocation, every loop
+/// of the kernel together): a block finds only the few blocks that run beside it
+/// unpublished.
+pub const LOOK_BACK_SPINS: u32 = 128;
+/// The largest sort (in pairs of capacity) that a sort preferring
+/// [`SortAlgorithm::OneSweep`] runs that way; larger ones run the classic steps. On an
+/// H200 the one-sweep sort was the faster up to about 12 M pairs (fewer dispatches)
+/// and the slower from about 16 M (its blocks wait longer for the running totals of
+/// the blocks before them): BENCHMARKS.md, History. Also keeps the look-back's counts
+/// within their 30 bits.
+pub const ONESWEEP_LARGEST_SORT: u32 = 1 << 24;
