@@ -18,8 +18,9 @@ impl SplatBvh {
     /// once its depth is strictly less than the entry of every unopened
     /// node. That is safe because a contribution's depth is never before
     /// the ray's entry into the splat's own box (see
-    /// [`PreparedSplat::contribution`]), hence never before the entry into
-    /// any node above it ([`Ray::span`] is monotone in the box).
+    /// [`PreparedSplat::contribution`](crate::raycast::PreparedSplat::contribution)),
+    /// hence never before the entry into any node above it ([`Ray::span`] is
+    /// monotone in the box).
     ///
     /// The cost follows from the exactness: every splat whose box the ray
     /// enters before the answer's depth gets evaluated. In ordinary scenes
