@@ -40,11 +40,6 @@
 //! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
 //! render, and the preprocess records each splat's source.
 
-#[path = "render/headless.rs"]
-mod headless;
-#[path = "render/scene_file.rs"]
-mod scene_file;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,12 +48,12 @@ use bevy::diagnostic::{DiagnosticPath, DiagnosticsStore};
 use bevy::prelude::*;
 use bevy::render::diagnostic::RenderDiagnosticsPlugin;
 use bevy::render::settings::WgpuSettings;
+use bevy::winit::WinitPlugin;
 use bevy_splat::asset::DecodedSplats;
 use bevy_splat::cameras::InriaCamera;
+use bevy_splat::headless::{Headless, HeadlessCamera, quiet_log, storage_binding_limit};
 use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
 use bevy_splat::{GaussianSplats, SplatMemory, SplatStats, SplatStorage};
-
-use headless::Headless;
 
 struct Args {
     ply: PathBuf,
@@ -182,7 +177,7 @@ struct WholeFrame {
 
 fn time_whole_frames(
     headless: &mut Headless,
-    camera: &headless::HeadlessCamera,
+    camera: &HeadlessCamera,
     frames: usize,
 ) -> Result<WholeFrame, String> {
     let device = headless
@@ -358,7 +353,7 @@ fn run() -> Result<(), String> {
     let args = parse_args()?;
     // A glTF scene is all its clouds at their node transforms; the angel grid repeats
     // the first.
-    let mut scene = scene_file::load(&args.ply)?;
+    let mut scene = bevy_splat::headless::scene::load(&args.ply).map_err(|e| e.to_string())?;
     let (mut splats, _) = scene.remove(0);
     if let Some(k) = args.sh3_grid {
         splats = sh3_grid(&splats, k);
@@ -377,11 +372,12 @@ fn run() -> Result<(), String> {
     let splat_count = splats.len() + scene.iter().map(|(s, _)| s.len()).sum::<usize>();
 
     let settings = match args.max_binding_mib {
-        Some(mib) => headless::storage_binding_limit(u64::from(mib) << 20)
+        Some(mib) => storage_binding_limit(u64::from(mib) << 20)
             .ok_or("no GPU adapter to take the limits from")?,
         None => WgpuSettings::default(),
     };
-    let mut headless = Headless::with_settings(settings, |app| {
+    let plugins = DefaultPlugins.set(quiet_log()).disable::<WinitPlugin>();
+    let mut headless = Headless::with_settings(plugins, settings, |app| {
         app.add_plugins(RenderDiagnosticsPlugin);
     });
     let handle = headless.add_splats(splats);
@@ -389,7 +385,7 @@ fn run() -> Result<(), String> {
         .into_iter()
         .map(|(s, t)| (headless.add_splats(s), t))
         .collect();
-    let spawn_scene = |headless: &mut headless::Headless| {
+    let spawn_scene = |headless: &mut Headless| {
         headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
         for (h, t) in &others {
             headless.spawn_cloud(h.clone(), *t);
@@ -489,7 +485,9 @@ fn run() -> Result<(), String> {
     }
 
     // Warm up until the view's buffers have settled (no frame missing pairs).
-    headless.render(std::slice::from_ref(&camera))?;
+    headless
+        .render(std::slice::from_ref(&camera))
+        .map_err(|e| e.to_string())?;
     for _ in 0..args.warmup {
         headless.app.update();
     }
@@ -601,8 +599,8 @@ fn run() -> Result<(), String> {
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     if let Some(path) = &args.png {
-        let image = headless.read_back(&camera)?;
-        image.save_png(path)?;
+        let image = headless.read_back(&camera).map_err(|e| e.to_string())?;
+        image.save_png(path).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -5,10 +5,6 @@
 //! cargo run --release --example wind [-- --screenshot PATH [--time SECONDS]]
 //! ```
 
-#[path = "render/headless.rs"]
-mod headless;
-#[path = "render/scene_file.rs"]
-mod scene_file;
 #[path = "shader_hooks/common.rs"]
 mod shader_example;
 

@@ -15,11 +15,15 @@
 //!     })
 //!     .run();
 //! ```
+//!
+//! [`headless`] renders splat cameras into images without a window (native only).
 
 pub mod asset;
 pub mod cameras;
 mod cloud;
 mod crop;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod headless;
 #[cfg(feature = "picking")]
 pub mod picking;
 pub mod raycast;

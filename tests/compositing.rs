@@ -2,8 +2,7 @@
 //! over meshes, several clouds sorted together, several cameras and viewports, HDR
 //! and MSAA targets.
 
-#[path = "../examples/render/headless.rs"]
-mod headless;
+mod common;
 mod reference_raster;
 
 use bevy::camera::{Hdr, Viewport};
@@ -12,8 +11,8 @@ use bevy::prelude::*;
 use bevy_splat::GaussianSplats;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::asset::formats::ply;
+use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8};
 
-use headless::{Headless, HeadlessCamera, Rgba8};
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, psnr, rasterize, to_unorm8};
 
 const SIZE: UVec2 = UVec2::new(96, 64);
@@ -99,7 +98,7 @@ fn cube_occludes(msaa: Msaa, projection: Projection) {
     let cube_colour = Color::srgb(0.2, 0.8, 0.3);
     let wall = || splat_wall(-5.0, [0.9, 0.3, 0.6], 0.9);
 
-    let mut only_splats = Headless::new();
+    let mut only_splats = Headless::new(common::headless_plugins());
     let h = only_splats.add_splats(wall());
     only_splats.spawn_cloud(h, Transform::IDENTITY);
     let splats = render_one(&mut only_splats, msaa, &projection);
@@ -112,11 +111,11 @@ fn cube_occludes(msaa: Msaa, projection: Projection) {
         "the splat wall should fill the image ({drawn} px)"
     );
 
-    let mut only_cube = Headless::new();
+    let mut only_cube = Headless::new(common::headless_plugins());
     spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -3.0), 1.0, cube_colour);
     let cube = render_one(&mut only_cube, msaa, &projection);
 
-    let mut both = Headless::new();
+    let mut both = Headless::new(common::headless_plugins());
     let h = both.add_splats(wall());
     both.spawn_cloud(h, Transform::IDENTITY);
     spawn_cube(&mut both, Vec3::new(0.0, 0.0, -3.0), 1.0, cube_colour);
@@ -221,11 +220,11 @@ fn displayed_splats_blend_over_a_cube_in_srgb(msaa: Msaa) {
         render_with_msaa(headless, camera, msaa)
     };
 
-    let mut only_cube = Headless::new();
+    let mut only_cube = Headless::new(common::headless_plugins());
     spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
     let cube = display(&mut only_cube);
 
-    let mut both = Headless::new();
+    let mut both = Headless::new(common::headless_plugins());
     let h = both.add_splats(wall.clone());
     both.spawn_cloud(h, Transform::IDENTITY);
     spawn_cube(&mut both, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
@@ -260,11 +259,11 @@ fn splats_in_front_blend_over_a_cube() {
     let cube_colour = Color::srgb(0.1, 0.3, 0.9);
     let wall = splat_wall(-2.0, [0.9, 0.8, 0.1], 0.5);
 
-    let mut only_cube = Headless::new();
+    let mut only_cube = Headless::new(common::headless_plugins());
     spawn_cube(&mut only_cube, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
     let cube = render_one(&mut only_cube, Msaa::Off, &projection(SIZE).into());
 
-    let mut both = Headless::new();
+    let mut both = Headless::new(common::headless_plugins());
     let h = both.add_splats(wall.clone());
     both.spawn_cloud(h, Transform::IDENTITY);
     spawn_cube(&mut both, Vec3::new(0.0, 0.0, -4.0), 2.0, cube_colour);
@@ -283,7 +282,7 @@ fn two_overlapping_clouds_render_as_one_cloud_holding_both() {
     let offset = Vec3::new(0.25, 0.05, -0.15);
     let size = UVec2::new(160, 120);
 
-    let mut two = Headless::new();
+    let mut two = Headless::new(common::headless_plugins());
     let a = two.add_splats(angel());
     two.spawn_cloud(a.clone(), Transform::IDENTITY);
     two.spawn_cloud(a, Transform::from_translation(offset));
@@ -299,7 +298,7 @@ fn two_overlapping_clouds_render_as_one_cloud_holding_both() {
     let mut sh = one.sh().to_vec();
     sh.extend_from_slice(one.sh());
     let merged = GaussianSplats::new(geometry, sh, one.sh_degree()).unwrap();
-    let mut single = Headless::new();
+    let mut single = Headless::new(common::headless_plugins());
     let m = single.add_splats(merged);
     single.spawn_cloud(m, Transform::IDENTITY);
     let camera = single.spawn_camera(angel_view(), projection(size), size, None);
@@ -315,7 +314,7 @@ fn two_overlapping_clouds_render_as_one_cloud_holding_both() {
 }
 
 fn render_alone(transform: Transform, size: UVec2, hdr: bool) -> Rgba8 {
-    let mut headless = Headless::new();
+    let mut headless = Headless::new(common::headless_plugins());
     let a = headless.add_splats(angel());
     headless.spawn_cloud(a, Transform::IDENTITY);
     let camera = headless.spawn_camera(transform, projection(size), size, None);
@@ -341,7 +340,7 @@ fn cameras_of_different_sizes_render_what_each_renders_alone() {
         Transform::from_xyz(-1.5, 0.2, 1.0).looking_at(Vec3::ZERO, Vec3::Y),
         UVec2::new(75, 50),
     );
-    let mut both = Headless::new();
+    let mut both = Headless::new(common::headless_plugins());
     let a = both.add_splats(angel());
     both.spawn_cloud(a, Transform::IDENTITY);
     let cameras: Vec<HeadlessCamera> = vec![
@@ -368,7 +367,7 @@ fn two_viewports_on_one_target_match_their_own_renders() {
     let pose_left = angel_view();
     let pose_right = Transform::from_xyz(-1.5, 0.2, 1.0).looking_at(Vec3::ZERO, Vec3::Y);
 
-    let mut split = Headless::new();
+    let mut split = Headless::new(common::headless_plugins());
     let a = split.add_splats(angel());
     split.spawn_cloud(a, Transform::IDENTITY);
     let left = split.spawn_camera(

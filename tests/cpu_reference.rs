@@ -2,8 +2,6 @@
 //! synthetic scenes, each aimed at one way a tile rasterizer can go wrong.
 
 mod common;
-#[path = "../examples/render/headless.rs"]
-mod headless;
 mod reference_raster;
 
 use bevy::camera::ScalingMode;
@@ -11,10 +9,10 @@ use bevy::math::{DMat4, UVec2, Vec3};
 use bevy::prelude::{OrthographicProjection, PerspectiveProjection, Projection};
 use bevy::transform::components::Transform;
 use bevy_splat::asset::SplatGeometry;
+use bevy_splat::headless::Headless;
 use bevy_splat::{GaussianSplats, SplatStats, SplatStorage, SplatViewStats};
 
 use common::random::Rng;
-use headless::Headless;
 use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
 
 const SH_C0: f32 = 0.282_094_8;
@@ -138,7 +136,7 @@ fn compare_against(
     projection: Projection,
     pinhole: PinholeCamera,
 ) -> Comparison {
-    let mut headless = Headless::new();
+    let mut headless = Headless::new(common::headless_plugins());
     let handle = headless.add_splats(cloud);
     headless.spawn_cloud(handle, Transform::IDENTITY);
     let camera = headless.spawn_camera(transform, projection, size, None);

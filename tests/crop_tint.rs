@@ -2,8 +2,7 @@
 //! same change made to its data draws, and degenerate crops or a zero opacity draw
 //! nothing (or everything) without a panic.
 
-#[path = "../examples/render/headless.rs"]
-mod headless;
+mod common;
 mod reference_raster;
 
 use bevy::math::UVec2;
@@ -11,9 +10,9 @@ use bevy::prelude::*;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::asset::decoded::{SH_C0, opacity_logit};
 use bevy_splat::asset::formats::ply;
+use bevy_splat::headless::Headless;
 use bevy_splat::{CropShape, CropVolume, GaussianSplats, SplatCrop, SplatTint};
 
-use headless::Headless;
 use reference_raster::max_difference;
 
 const SIZE: UVec2 = UVec2::new(96, 128);
@@ -27,7 +26,7 @@ fn angel() -> GaussianSplats {
 
 /// Renders one cloud of `splats` with `extra` components on it; the RGB bytes.
 fn render(splats: GaussianSplats, extra: impl Bundle) -> Vec<u8> {
-    let mut headless = Headless::new();
+    let mut headless = Headless::new(common::headless_plugins());
     let handle = headless.add_splats(splats);
     let cloud = headless.spawn_cloud(handle, Transform::IDENTITY);
     headless.app.world_mut().entity_mut(cloud).insert(extra);

@@ -6,8 +6,6 @@
 //! holds returns to where it started.
 
 mod common;
-#[path = "../examples/render/headless.rs"]
-mod headless;
 mod reference_raster;
 
 use bevy::asset::AssetId;
@@ -15,10 +13,10 @@ use bevy::camera::{RenderTarget, Viewport};
 use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy_splat::asset::SplatGeometry;
+use bevy_splat::headless::{Headless, HeadlessCamera};
 use bevy_splat::{GaussianCloud, GaussianSplats, SplatMemory};
 
 use common::random::Rng;
-use headless::{Headless, HeadlessCamera};
 use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
 
 const FOV_Y: f32 = 0.8;
@@ -137,7 +135,7 @@ fn resize_target(headless: &mut Headless, camera: &mut HeadlessCamera, size: UVe
 #[test]
 fn a_thousand_frames_of_changes() {
     let mut rng = Rng(0x9e37_79b9);
-    let mut headless = Headless::new();
+    let mut headless = Headless::new(common::headless_plugins());
     let baseline = headless.app.world().resource::<SplatMemory>().bytes();
 
     let mut handles: Vec<Handle<GaussianSplats>> =

@@ -4,8 +4,6 @@
 //! unconstrained device draws.
 
 mod common;
-#[path = "../examples/render/headless.rs"]
-mod headless;
 mod reference_raster;
 
 use bevy::math::UVec2;
@@ -13,9 +11,9 @@ use bevy::prelude::*;
 use bevy::render::settings::WgpuSettings;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::asset::formats::ply;
+use bevy_splat::headless::{Headless, storage_binding_limit};
 use bevy_splat::{GaussianSplats, SplatGpuLimits, SplatStats, SplatViewStats};
 
-use headless::Headless;
 use reference_raster::max_difference;
 
 /// What one render of fruit_drops gave.
@@ -27,7 +25,7 @@ struct Render {
 }
 
 fn binding_limit(bytes: u64) -> WgpuSettings {
-    headless::storage_binding_limit(bytes).expect("no GPU adapter")
+    storage_binding_limit(bytes).expect("no GPU adapter")
 }
 
 fn fruit_drops() -> GaussianSplats {
@@ -63,7 +61,7 @@ fn render_with(
     size: UVec2,
     fov: f32,
 ) -> Render {
-    let mut headless = Headless::with_settings(settings, configure);
+    let mut headless = Headless::with_settings(common::headless_plugins(), settings, configure);
     let limit = headless
         .app
         .world()
@@ -199,7 +197,7 @@ fn webgpu_default_limits_without_subgroups_draw_the_same_image() {
         ),
         ..default()
     };
-    let mut headless = Headless::with_settings(web.clone(), |_| {});
+    let mut headless = Headless::with_settings(common::headless_plugins(), web.clone(), |_| {});
     let device = headless
         .app
         .world_mut()
@@ -273,7 +271,7 @@ fn spread_over_the_view(count: usize, size: UVec2, fov: f32) -> GaussianSplats {
 
 /// GPU bytes the plugin holds for `splats` alone (no camera, so no view buffers).
 fn cloud_bytes(splats: GaussianSplats) -> u64 {
-    let mut headless = Headless::new();
+    let mut headless = Headless::new(common::headless_plugins());
     let handle = headless.add_splats(splats);
     headless.spawn_cloud(handle, Transform::IDENTITY);
     for _ in 0..3 {

@@ -4,11 +4,7 @@
 
 #[path = "../examples/render/cli.rs"]
 mod cli;
-#[path = "../examples/render/headless.rs"]
-mod headless;
 mod reference_raster;
-#[path = "../examples/render/scene_file.rs"]
-mod scene_file;
 
 use std::path::{Path, PathBuf};
 

@@ -7,8 +7,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-#[path = "../examples/render/headless.rs"]
-mod headless;
+mod common;
 
 use bevy::camera::visibility::RenderLayers;
 use bevy::math::UVec2;
@@ -19,8 +18,7 @@ use bevy::render::view::ViewDepthTexture;
 use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy_splat::GaussianSplats;
 use bevy_splat::asset::SplatGeometry;
-
-use headless::Headless;
+use bevy_splat::headless::Headless;
 
 const SIZE: UVec2 = UVec2::new(32, 32);
 
@@ -65,7 +63,7 @@ fn record_depth_usages(usages: Res<DepthUsages>, views: Query<(&MainEntity, &Vie
 #[test]
 fn only_cameras_that_see_clouds_get_readable_depth() {
     let usages = DepthUsages::default();
-    let mut headless = Headless::with(|app| {
+    let mut headless = Headless::with(common::headless_plugins(), |app| {
         app.sub_app_mut(RenderApp)
             .insert_resource(usages.clone())
             .add_systems(

@@ -3,10 +3,6 @@
 
 #[path = "../examples/render/cli.rs"]
 mod cli;
-#[path = "../examples/render/headless.rs"]
-mod headless;
-#[path = "../examples/render/scene_file.rs"]
-mod scene_file;
 
 use std::path::{Path, PathBuf};
 

@@ -2,16 +2,15 @@
 //! depth buffer, so a transparent mesh behind a dense splat surface is hidden and one
 //! in front still blends over it, with and without MSAA.
 
-#[path = "../examples/render/headless.rs"]
-mod headless;
+mod common;
 mod reference_raster;
 
 use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy_splat::asset::SplatGeometry;
+use bevy_splat::headless::{Headless, Rgba8};
 use bevy_splat::{GaussianSplats, SplatDepth};
 
-use headless::{Headless, Rgba8};
 use reference_raster::max_difference;
 
 const SIZE: UVec2 = UVec2::new(96, 64);
@@ -90,7 +89,7 @@ impl Scene {
         msaa: Msaa,
         splat_depth: bool,
     ) -> (Rgba8, bevy_splat::SplatViewStats) {
-        let mut headless = Headless::new();
+        let mut headless = Headless::new(common::headless_plugins());
         let splats = headless.add_splats(self.splats.clone());
         headless.spawn_cloud(splats, Transform::IDENTITY);
         if let Some((placement, size)) = quad {

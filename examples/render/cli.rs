@@ -3,11 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use bevy::math::UVec2;
+use bevy::prelude::{DefaultPlugins, PluginGroup};
+use bevy::winit::WinitPlugin;
 use bevy_splat::cameras::InriaCamera;
+use bevy_splat::headless::{Headless, quiet_log, scene};
 use bevy_splat::{SplatRasterMode, SplatStorage};
-
-use crate::headless::Headless;
-use crate::scene_file;
 
 /// Near plane of the parity renders: the reference's `near_plane`.
 const NEAR: f32 = 0.01;
@@ -126,7 +126,7 @@ fn one_line(message: &str) -> String {
 
 fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, String> {
     let args = parse_args(args)?;
-    let clouds = scene_file::load(&args.ply)?;
+    let clouds = scene::load(&args.ply).map_err(|e| e.to_string())?;
     let json = read(&args.cameras)?;
     let json = String::from_utf8(json)
         .map_err(|_| format!("{}: not UTF-8 text", args.cameras.display()))?;
@@ -135,7 +135,7 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
 
-    let mut headless = Headless::new();
+    let mut headless = Headless::new(DefaultPlugins.set(quiet_log()).disable::<WinitPlugin>());
     for (splats, transform) in clouds {
         let handle = headless.add_splats(splats.with_storage(args.storage));
         let cloud = headless.spawn_cloud(handle, transform);
@@ -158,11 +158,11 @@ fn run_inner(args: impl IntoIterator<Item = String>) -> Result<Vec<PathBuf>, Str
             }
         })
         .collect();
-    let images = headless.render(&views)?;
+    let images = headless.render(&views).map_err(|e| e.to_string())?;
     let mut written = Vec::new();
     for (camera, image) in cameras.iter().zip(images) {
         let path = args.out.join(format!("{}.png", camera.img_name));
-        image.save_png(&path)?;
+        image.save_png(&path).map_err(|e| e.to_string())?;
         written.push(path);
     }
     Ok(written)

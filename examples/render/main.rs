@@ -12,8 +12,6 @@
 //! (8-bit RGB) — the images the reference rasterizer writes for the same cameras.
 
 mod cli;
-mod headless;
-mod scene_file;
 
 use std::process::ExitCode;
 

@@ -5,11 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use bevy::prelude::*;
+use bevy::winit::WinitPlugin;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
+use bevy_splat::headless::{Headless, quiet_log, scene};
 use bevy_splat::{GaussianCloud, GaussianSplatPlugin, SplatShader, SplatShaderAppExt};
-
-use crate::headless::Headless;
-use crate::scene_file;
 
 /// One splat shader example.
 pub struct ShaderExample {
@@ -101,9 +100,10 @@ fn animate(time: Res<Time>, params: Res<Params>, mut shaders: Query<&mut SplatSh
 /// app's), as a window would show it, written to `path`.
 fn render_once(example: &ShaderExample, time: f32, path: &Path) -> Result<(), String> {
     let angel = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/angel.ply");
-    let clouds = scene_file::load(&angel)?;
+    let clouds = scene::load(&angel).map_err(|e| e.to_string())?;
     let mut shader = None;
-    let mut headless = Headless::with(|app| {
+    let plugins = DefaultPlugins.set(quiet_log()).disable::<WinitPlugin>();
+    let mut headless = Headless::with(plugins, |app| {
         shader = Some(app.add_splat_shader(example.name, example.wgsl));
     });
     let shader = shader.ok_or("the shader was not registered")?;
@@ -123,6 +123,9 @@ fn render_once(example: &ShaderExample, time: f32, path: &Path) -> Result<(), St
         SCREENSHOT_SIZE,
         BACKGROUND,
     );
-    let image = headless.render(&[camera])?.remove(0);
-    image.save_png(path)
+    let image = headless
+        .render(&[camera])
+        .map_err(|e| e.to_string())?
+        .remove(0);
+    image.save_png(path).map_err(|e| e.to_string())
 }

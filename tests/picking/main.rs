@@ -3,8 +3,8 @@
 //! checked against the CPU reference rasterizer, the CPU ray cast, and the scene's
 //! other parts (meshes, crops, tints, `Pickable::IGNORE`).
 
-#[path = "../../examples/render/headless.rs"]
-mod headless;
+#[path = "../common/mod.rs"]
+mod common;
 #[path = "../reference_raster/mod.rs"]
 mod reference_raster;
 

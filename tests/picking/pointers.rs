@@ -8,13 +8,12 @@ use bevy::picking::hover::HoverMap;
 use bevy::picking::pointer::{Location, PointerId, PointerLocation};
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
+use bevy_splat::headless::{Headless, HeadlessCamera};
 use bevy_splat::{SplatHit, SplatPickingPlugin, SplatRaycastPlugin};
-
-use crate::headless::{Headless, HeadlessCamera};
 
 /// A headless app that picks clouds (and meshes, with Bevy's mesh backend) and casts rays.
 pub fn picking_app() -> Headless {
-    Headless::with(|app| {
+    Headless::with(crate::common::headless_plugins(), |app| {
         app.add_plugins((SplatPickingPlugin, MeshPickingPlugin, SplatRaycastPlugin));
         // `bevy_picking` casts pointer rays only while a primary window exists (its
         // viewport test asks for it), even for cameras that draw into images. A window

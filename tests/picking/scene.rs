@@ -8,9 +8,9 @@ use bevy::picking::events::{Click, Pointer};
 use bevy::picking::pointer::{PointerAction, PointerButton, PointerInput};
 use bevy::prelude::*;
 use bevy_splat::asset::SplatGeometry;
+use bevy_splat::headless::{Headless, HeadlessCamera};
 use bevy_splat::{CropVolume, GaussianSplats, SplatCrop, SplatHit, SplatTint};
 
-use crate::headless::{Headless, HeadlessCamera};
 use crate::pointers::{
     hovered, location, picking_app, pointer_id, settle, spawn_pointers, splat_hit,
 };

@@ -7,10 +7,8 @@
 //! three and builds the site). `BEVY_SPLAT_SKIP_WEB_TESTS=1` skips these tests, saying
 //! so, on a machine without them.
 
-#[path = "../../examples/render/headless.rs"]
-mod headless;
-#[path = "../../examples/render/scene_file.rs"]
-mod scene_file;
+#[path = "../common/mod.rs"]
+mod common;
 mod server;
 
 use std::collections::BTreeMap;
@@ -22,7 +20,7 @@ use bevy::camera::{ClearColorConfig, PerspectiveProjection, Projection, RenderTa
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
-use headless::{Headless, HeadlessCamera, Rgba8};
+use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8, scene};
 use serde::Deserialize;
 
 /// The view every image case uses, as the page's query gives it.
@@ -198,8 +196,8 @@ fn native(scene: &str) -> Arc<Rgba8> {
     if let Some(image) = IMAGES.lock().unwrap_or_else(|e| e.into_inner()).get(scene) {
         return image.clone();
     }
-    let clouds = scene_file::load(&manifest().join(scene)).expect("the scene decodes");
-    let mut headless = Headless::new();
+    let clouds = scene::load(manifest().join(scene)).expect("the scene decodes");
+    let mut headless = Headless::new(common::headless_plugins());
     for (splats, transform) in clouds {
         let handle = headless.add_splats(splats);
         headless.spawn_cloud(handle, transform);
