@@ -33,8 +33,8 @@ struct ViewResult {
 }
 
 /// The background of the coloured-background references (`tests/reference/over_colour/`),
-/// in sRGB values.
-const BACKGROUND: &str = "0.3,0.55,0.8";
+/// in sRGB values: 51/255, 140/255 and 204/255, a colour an 8-bit view holds exactly.
+const BACKGROUND: &str = "0.2,0.54901963,0.8";
 
 /// Where gsplat's images for a render with these arguments are.
 fn reference_folder(extra: &[&str]) -> &'static str {
@@ -168,12 +168,13 @@ fn fruit_drops_antialiased_matches_gsplat() {
 }
 
 /// What a user sees: the default composite into an sRGB image (`--display`), which
-/// blends the layer over the scene in sRGB values as the trained images were. On
-/// lavapipe it lands at 59–66 dB from gsplat, at most 1–3/255 off: the layer's values
-/// go through sRGB decoding in the shader and lavapipe's sRGB encoding of the target,
-/// each exact to a fraction of 1/255, so about one channel in twenty rounds the other
-/// way (`Passthrough` writes them as they are: 63–72 dB).
-const MIN_DISPLAY_PSNR_DB: f64 = 58.0;
+/// blends the layer over the scene in sRGB values as the trained images were. It is as
+/// close to gsplat as `Passthrough` (on lavapipe 68–78 dB over black and over the
+/// colour): the composite rounds its sRGB result to the target's 8-bit levels itself and
+/// reads the scene's stored bytes, so the target's own sRGB conversions, exact only to
+/// a fraction of a level, never decide a rounding (before they did in about one channel
+/// in twenty: 59–66 dB).
+const MIN_DISPLAY_PSNR_DB: f64 = 64.0;
 
 #[test]
 fn angel_as_displayed_over_black_matches_gsplat() {
@@ -187,21 +188,18 @@ fn fruit_drops_as_displayed_over_black_matches_gsplat() {
 
 /// Over a coloured clear colour the image is gsplat's with that background
 /// (`C + (1 − A)·b`, `bench/gsplat_reference.py --background`): the splats' edges and
-/// floaters blend with the colour as they did in training, no brighter.
-/// Over a colour the bound is a decibel lower: the camera's sRGB main texture holds
-/// the clear colour in 8 bits before the splats are blended over it (76.5/255 becomes
-/// 76 or 77), where gsplat blends over the exact value. On lavapipe 57.5–62 dB, at
-/// most 3/255 off.
-const MIN_OVER_COLOUR_PSNR_DB: f64 = 57.0;
-
+/// floaters blend with the colour as they did in training, no brighter. The colour is
+/// one the camera's 8-bit main texture holds exactly: a clear colour it cannot hold
+/// (0.3 is 76.5/255) is rounded there before the splats are blended over it, where
+/// gsplat blends over the exact value, and that alone costs 57–63 dB.
 #[test]
 fn angel_as_displayed_over_a_colour_matches_gsplat() {
     let extra = ["--display", "--background", BACKGROUND];
-    check_scene_within("angel_sh0", &extra, MIN_OVER_COLOUR_PSNR_DB);
+    check_scene_within("angel_sh0", &extra, MIN_DISPLAY_PSNR_DB);
 }
 
 #[test]
 fn fruit_drops_as_displayed_over_a_colour_matches_gsplat() {
     let extra = ["--display", "--background", BACKGROUND];
-    check_scene_within("fruit_drops_sh3", &extra, MIN_OVER_COLOUR_PSNR_DB);
+    check_scene_within("fruit_drops_sh3", &extra, MIN_DISPLAY_PSNR_DB);
 }

@@ -388,9 +388,12 @@ pub fn prepare_splat_views(
             let format = target.main_texture_format();
             SceneCopy::reuse_or_new(scene_copy, device, &memory, format, size)
         });
-        buffers
-            .layer
-            .write_params(&queue, origin, mode == CompositeMode::LinearOverBlack);
+        buffers.layer.write_params(
+            &queue,
+            origin,
+            mode == CompositeMode::LinearOverBlack,
+            target.main_texture_format(),
+        );
         let frame = SplatFrame {
             bands,
             multisampled_depth,

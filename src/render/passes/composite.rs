@@ -78,7 +78,20 @@ pub struct CompositeUniform {
     pub viewport_origin: [u32; 2],
     /// 1: `CompositeMode::LinearOverBlack`; 0 otherwise.
     pub linearize: u32,
-    pub _pad: u32,
+    /// The levels per channel of a target that stores sRGB-encoded bytes (255), whose
+    /// values the composite snaps its sRGB result to before taking it to linear light;
+    /// 0 for any other target.
+    pub srgb_levels: u32,
+}
+
+impl CompositeUniform {
+    /// `srgb_levels` for a target of `format`.
+    pub fn srgb_levels(format: TextureFormat) -> u32 {
+        match format {
+            TextureFormat::Rgba8UnormSrgb | TextureFormat::Bgra8UnormSrgb => 255,
+            _ => 0,
+        }
+    }
 }
 
 impl CompositePass {

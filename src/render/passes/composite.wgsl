@@ -10,10 +10,11 @@
 // of the view's colour) and writes linear(C + (1 - A) srgb(b)) itself.
 
 @group(0) @binding(0) var splat_layer: texture_2d<f32>;
-// viewport origin x, y; 1 to take the result to linear light
+// viewport origin x, y; z: 1 to take the result to linear light; w: the levels per
+// channel of a target that stores sRGB-encoded bytes (255), else 0
 @group(0) @binding(1) var<uniform> params: vec4<u32>;
 // Only `composite_over_scene` reads it: the view's colour under the viewport, copied
-// before this pass (linear light).
+// before this pass: linear light, or where `params.w` is set, the target's sRGB bytes.
 @group(0) @binding(2) var scene: texture_2d<f32>;
 
 fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
@@ -29,6 +30,20 @@ fn linear_to_srgb(c: vec3<f32>) -> vec3<f32> {
     return select(high, low, c <= vec3<f32>(0.0031308));
 }
 
+// An sRGB value as the linear light a target of `params.w` levels stores exactly. The
+// target encodes what it is given back to sRGB and rounds it to a level; an encoder
+// exact to a fraction of a level (Vulkan asks for less than one) can round a value near
+// the middle between two levels either way, so the value is rounded to its level here,
+// as the reference rounds its image, and the target is given that level's own linear
+// value, which it encodes back exactly.
+fn to_target_linear(c: vec3<f32>) -> vec3<f32> {
+    if params.w == 0u {
+        return srgb_to_linear(c);
+    }
+    let levels = f32(params.w);
+    return srgb_to_linear(round(clamp(c, vec3<f32>(0.0), vec3<f32>(1.0)) * levels) / levels);
+}
+
 fn layer_at(position: vec4<f32>) -> vec4<f32> {
     return textureLoad(splat_layer, vec2<u32>(position.xy) - params.xy, 0);
 }
@@ -42,7 +57,7 @@ fn composite_premultiplied(@builtin(position) position: vec4<f32>) -> @location(
     if params.z == 0u || layer.a <= 0.0 {
         return layer;
     }
-    return vec4<f32>(srgb_to_linear(max(layer.rgb, vec3<f32>(0.0))), layer.a);
+    return vec4<f32>(to_target_linear(max(layer.rgb, vec3<f32>(0.0))), layer.a);
 }
 
 // Written without blending: C + (1 - A) b in sRGB values, taken to linear light.
@@ -55,6 +70,11 @@ fn composite_over_scene(@builtin(position) position: vec4<f32>) -> @location(0) 
         discard;
     }
     let behind = textureLoad(scene, vec2<u32>(position.xy) - params.xy, 0);
-    let over = layer.rgb + (1.0 - layer.a) * linear_to_srgb(max(behind.rgb, vec3<f32>(0.0)));
-    return vec4<f32>(srgb_to_linear(over), layer.a + (1.0 - layer.a) * behind.a);
+    // The copy of an sRGB-byte target holds its bytes as they are (`SceneCopy`).
+    var behind_srgb = behind.rgb;
+    if params.w == 0u {
+        behind_srgb = linear_to_srgb(max(behind.rgb, vec3<f32>(0.0)));
+    }
+    let over = layer.rgb + (1.0 - layer.a) * behind_srgb;
+    return vec4<f32>(to_target_linear(over), layer.a + (1.0 - layer.a) * behind.a);
 }

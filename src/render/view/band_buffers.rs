@@ -6,6 +6,7 @@ use std::ops::Range;
 use bevy::math::UVec2;
 use wgpu::{Buffer, BufferUsages, Device};
 
+use super::buffer_plan::{Role, SharedBuffers, Step};
 use super::dispatch::Dispatch;
 use super::uniform::{BandUniform, SplatCamera, SplatViewUniform};
 use crate::asset::SplatStorage;
@@ -20,9 +21,7 @@ use crate::render::passes::indirect::{
 use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
 };
-use crate::render::passes::radix_sort::{
-    KeyRange, STORAGE_OFFSET_ALIGNMENT, SortBuffers, SortStorage, SortValues,
-};
+use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortValues};
 use crate::render::passes::scan::ScanBuffers;
 use crate::render::passes::tile_order::tile_work_bytes;
 use crate::render::passes::tile_split::bins_for;
@@ -58,6 +57,13 @@ impl BandCapacity {
         bins_for(self.band_tiles())
     }
 
+    /// Bits of the pairs' sort key: the bin id, over the whole view's bins.
+    pub fn pair_key_bits(&self) -> u32 {
+        let bins = bins_for(self.tiles);
+        let count = (bins.x * bins.y).max(2);
+        u32::BITS - (count - 1).leading_zeros()
+    }
+
     /// Whether buffers built for `self` can serve a frame that needs `need`.
     pub fn holds(&self, need: &BandCapacity) -> bool {
         self.splats >= need.splats
@@ -79,9 +85,10 @@ pub struct BandBuffers {
     /// Each projected splat's instance and asset index, for picks (see
     /// `BandCapacity::sources`); one element otherwise.
     pub sources: Buffer,
-    /// The tile counts in depth order, scanned in place into first pair slots (the
-    /// depth sort's value scratch before, the tile sort's after).
-    pub tile_offsets: Buffer,
+    /// The four buffers the frame's per-splat and per-pair arrays share
+    /// (`buffer_plan`): the depth and pair sorts' keys and values, the pair counts, the
+    /// first pair slots and the tile lists.
+    pub shared: SharedBuffers,
     pub counters: Buffer,
     /// Pair and splat capacities for the indirect kernels (a uniform).
     pub capacities: Buffer,
@@ -90,15 +97,10 @@ pub struct BandBuffers {
     /// Each bin's run of the sorted pairs, cleared every frame.
     pub bin_ranges: Buffer,
     pub scan: ScanBuffers,
-    /// Each visible splat's tile count by slot, for the gather in depth order (at the
-    /// start of the buffer whose upper part holds the depth sort's result, and which
-    /// the tile sort uses as key scratch after duplicate).
-    pub tile_counts: Buffer,
-    /// Visible splats by depth: keys are depths, values their slots (the result at
-    /// an offset in `tile_counts`' buffer: see `SortBuffers::value_binding`).
+    /// Visible splats by depth: keys are depths, values their slots, in the shared
+    /// buffers.
     pub depth_sort: SortBuffers,
-    /// (splat, bin) pairs by bin; its four buffers hold the tiles' lists after the
-    /// split.
+    /// (splat, bin) pairs by bin, in the shared buffers.
     pub sort: SortBuffers,
     /// The work classes' counts and each tile's place in its class (`tile_split`).
     pub tile_work: Buffer,
@@ -115,7 +117,6 @@ impl BandBuffers {
         capacity: BandCapacity,
     ) -> Self {
         let storage = BufferUsages::STORAGE | BufferUsages::COPY_DST;
-        let sort_usage = storage | BufferUsages::COPY_SRC;
         let uniform = BufferUsages::UNIFORM | BufferUsages::COPY_DST;
         let splats = u64::from(capacity.splats.max(1));
         let tile_count = u64::from(capacity.tiles.x * capacity.tiles.y);
@@ -150,34 +151,13 @@ impl BandBuffers {
             if capacity.sources { splats * 8 } else { 8 },
             storage,
         );
-        // The frame's per-splat and per-pair arrays share four buffers where their
-        // lives do not overlap (checked in the order the frame runs them: preprocess,
-        // depth sort, gather, scan, duplicate, tile sort, tile range, tile split):
-        //   pair counts by slot (preprocess → gather), and above them the slots by
-        //     depth (depth sort → duplicate)            then  the tile sort's key scratch
-        //   depth keys (preprocess → depth sort)        then  the pairs' keys
-        //   depth sort's value scratch                  then  tile offsets (gather →
-        //                                                     duplicate), then the tile
-        //                                                     sort's value scratch
-        //   depth sort's key scratch (its sorted keys)  then  the pairs' values
-        // and the tile sort's four buffers then hold the four tile lists (see
-        // `tile_split`). No dispatch writes a buffer that it also binds another way.
-        let pairs = u64::from(capacity.pairs.max(1));
-        let pair_or_splat = pairs.max(splats) * 4;
-        let shared = |label: &str, bytes: u64| buffer(device, label, bytes, sort_usage);
-        let by_depth_offset = (splats * 4).next_multiple_of(STORAGE_OFFSET_ALIGNMENT);
-        let counts_and_order = shared(
-            "splat tile counts and slots by depth, then pair key scratch",
-            (pairs * 4).max(by_depth_offset + splats * 4),
+        // The frame's per-splat and per-pair arrays share four buffers (`buffer_plan`).
+        let shared = SharedBuffers::new(
+            device,
+            capacity.splats,
+            capacity.pairs,
+            capacity.pair_key_bits(),
         );
-        let depth_keys = shared("splat depth keys, then pair keys", pair_or_splat);
-        let pair_value_scratch = shared(
-            "splat depth value scratch, then tile offsets, then pair value scratch",
-            pair_or_splat,
-        );
-        let pair_values = shared("splat depth key scratch, then pair values", pair_or_splat);
-        let tile_offsets = pair_value_scratch.clone();
-        let tile_counts = counts_and_order.clone();
         let counters = buffer(
             device,
             "splat counters",
@@ -194,7 +174,7 @@ impl BandBuffers {
             device,
             &pipelines.scan,
             capacity.splats.max(1),
-            &tile_offsets,
+            shared.buffer(Step::Scan, Role::FirstPairSlots),
             &counters,
             VISIBLE_KEPT_OFFSET,
             &counters,
@@ -203,11 +183,7 @@ impl BandBuffers {
         let depth_sort = SortBuffers::in_storage(
             device,
             &pipelines.sort,
-            SortStorage {
-                keys: [depth_keys.clone(), pair_values.clone()],
-                values: [pair_value_scratch.clone(), counts_and_order.clone()],
-                values_offset: [0, by_depth_offset],
-            },
+            shared.depth_sort_storage(),
             capacity.splats.max(1),
             &counters,
             VISIBLE_KEPT_OFFSET,
@@ -220,11 +196,7 @@ impl BandBuffers {
         let sort = SortBuffers::in_storage(
             device,
             &pipelines.sort,
-            SortStorage {
-                keys: [depth_keys.clone(), counts_and_order.clone()],
-                values: [pair_values.clone(), pair_value_scratch.clone()],
-                values_offset: [0; 2],
-            },
+            shared.pair_sort_storage(),
             capacity.pairs.max(1),
             &counters,
             PAIRS_KEPT_OFFSET,
@@ -251,10 +223,6 @@ impl BandBuffers {
             &instances,
             &projected,
             &sources,
-            &counts_and_order,
-            &depth_keys,
-            &pair_value_scratch,
-            &pair_values,
             &counters,
             &capacities,
             &ranges,
@@ -265,6 +233,7 @@ impl BandBuffers {
         .iter()
         .map(|b| b.size())
         .sum::<u64>()
+            + shared.bytes()
             + depth_sort.gpu_bytes()
             + sort.gpu_bytes()
             + scan.gpu_bytes();
@@ -276,8 +245,7 @@ impl BandBuffers {
             instances,
             projected,
             sources,
-            tile_offsets,
-            tile_counts,
+            shared,
             counters,
             capacities,
             ranges,
@@ -338,5 +306,31 @@ impl BandBuffers {
             let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
             queue.write_buffer(&self.chunk_params, offset, bytemuck::bytes_of(&params));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_key_bits_cover_every_bin() {
+        let bits = |tiles_x, tiles_y| {
+            BandCapacity {
+                splats: 1,
+                pairs: 1,
+                chunks: 1,
+                instances: 1,
+                tiles: UVec2::new(tiles_x, tiles_y),
+                rows: 0..tiles_y,
+                sources: false,
+            }
+            .pair_key_bits()
+        };
+        // Bins are 2×2 tiles: 1, 1,200, 8,160 and 8,192 bins.
+        assert_eq!(bits(1, 1), 1);
+        assert_eq!(bits(80, 60), 11);
+        assert_eq!(bits(240, 135), 13);
+        assert_eq!(bits(256, 128), 13);
     }
 }

@@ -4,15 +4,15 @@ use bevy::math::UVec2;
 use wgpu::{BindGroup, Device, RenderPipeline, TextureView};
 
 use super::band_buffers::BandBuffers;
+use super::buffer_plan::{Role, Step};
 use super::dispatch::Dispatch;
 use super::picks::{PickTicket, ViewPicks};
 use super::splat_layer::SplatLayer;
 use crate::asset::SplatStorage;
 use crate::render::passes::SplatPipelines;
-use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
 use crate::render::passes::radix_sort::RadixSort;
-use crate::render::passes::tile_split::{TileLists, bins_for};
+use crate::render::passes::tile_split::TileLists;
 use crate::shader::SplatShaderId;
 
 pub struct SplatFrame {
@@ -52,12 +52,6 @@ pub struct BandFrame {
     pub bins: UVec2,
 }
 
-/// Bits of the pairs' sort key: the bin id, over a grid of `bins`.
-pub fn key_bits(bins: UVec2) -> u32 {
-    let count = (bins.x * bins.y).max(2);
-    u32::BITS - (count - 1).leading_zeros()
-}
-
 /// One cloud chunk's preprocess: its bind group, the offset of its `ChunkParams`, its
 /// thread count (splats × instances), whether its asset is in the compact layout and
 /// the instances' `SplatShader`.
@@ -94,8 +88,8 @@ pub fn band_frame(
                 &band.projected,
                 &band.counters,
                 &band.instances,
-                &band.depth_sort.keys[0],
-                &band.tile_counts,
+                band.shared.buffer(Step::Preprocess, Role::DepthKeys),
+                band.shared.buffer(Step::Preprocess, Role::PairCounts),
                 &band.sources,
             );
             PreprocessDispatch {
@@ -107,32 +101,24 @@ pub fn band_frame(
             }
         })
         .collect();
-    let depth_sorted = RadixSort::output_index(DEPTH_KEY_BITS);
-    let by_depth = || band.depth_sort.value_binding(depth_sorted);
     let capacity = &band.capacity;
-    let pair_key_bits = key_bits(bins_for(capacity.tiles));
-    // Each sort's result lies in the ping-pong buffer its key width decides.
-    let pairs_sorted = RadixSort::output_index(pair_key_bits);
-    let sort = &band.sort;
+    let pair_key_bits = capacity.pair_key_bits();
+    let shared = &band.shared;
+    // The sort's result lies in the ping-pong buffer its key width decides, which the
+    // plan knows.
+    let sorted_keys = [Role::PairKeys, Role::PairKeysAlt][RadixSort::output_index(pair_key_bits)];
     let tile_range = pipelines.tile_range.bind_group(
         device,
-        &sort.keys[pairs_sorted],
+        shared.buffer(Step::TileRange, sorted_keys),
         &band.counters,
         &band.bin_ranges,
     );
-    // The sorted values are split in place into the first list; the sorted keys are
-    // free once the tile range has read them, the scratch once the sort is done.
-    let lists = TileLists([
-        &sort.values[pairs_sorted],
-        &sort.keys[pairs_sorted],
-        &sort.keys[1 - pairs_sorted],
-        &sort.values[1 - pairs_sorted],
-    ]);
+    let lists = |step| TileLists(shared.tile_lists(step));
     let tile_split = pipelines.tile_split.bind_group(
         device,
         &band.view_uniform,
         &band.bin_ranges,
-        &lists,
+        &lists(Step::TileSplit),
         &band.ranges,
         &band.tile_work,
     );
@@ -141,7 +127,7 @@ pub fn band_frame(
         &band.view_uniform,
         &band.projected,
         &band.ranges,
-        &lists,
+        &lists(Step::TileRender),
         scene_depth,
         multisampled_depth,
         &layer.view,
@@ -156,7 +142,7 @@ pub fn band_frame(
             &band.projected,
             &band.sources,
             &band.ranges,
-            &lists,
+            &lists(Step::Pick),
             (scene_depth, multisampled_depth),
             &picks.hits,
             &picks.pickable,
@@ -171,18 +157,18 @@ pub fn band_frame(
             device,
             &band.view_uniform,
             &band.projected,
-            &band.tile_offsets,
+            shared.buffer(Step::Duplicate, Role::FirstPairSlots),
             &band.counters,
-            &sort.keys[0],
-            &sort.values[0],
-            by_depth(),
+            shared.buffer(Step::Duplicate, Role::PairKeys),
+            shared.buffer(Step::Duplicate, Role::PairValues),
+            shared.binding(Step::Duplicate, Role::SlotsByDepth),
         ),
         depth_order: pipelines.depth_sort.bind_group(
             device,
             &band.counters,
-            by_depth(),
-            &band.tile_counts,
-            &band.tile_offsets,
+            shared.binding(Step::Gather, Role::SlotsByDepth),
+            shared.buffer(Step::Gather, Role::PairCounts),
+            shared.buffer(Step::Gather, Role::FirstPairSlots),
         ),
         key_bits: pair_key_bits,
         tile_range,
@@ -198,18 +184,5 @@ pub fn band_frame(
         pick,
         tiles: capacity.band_tiles(),
         bins: capacity.band_bins(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn key_bits_cover_every_bin() {
-        assert_eq!(key_bits(UVec2::new(1, 1)), 1);
-        assert_eq!(key_bits(UVec2::new(40, 30)), 11);
-        assert_eq!(key_bits(UVec2::new(120, 68)), 13);
-        assert_eq!(key_bits(UVec2::new(128, 64)), 13);
     }
 }

@@ -3,6 +3,8 @@
 //! - [`bands`]: how a view is cut into bands of tile rows, each within one storage
 //!   binding (a pure policy);
 //! - [`band_buffers`]: one band's working buffers and their capacities;
+//! - [`buffer_plan`]: which of a band's four shared buffers holds which of the frame's
+//!   arrays at each step, checked by its tests;
 //! - [`sizing`]: which bands and buffers a view needs this frame, from the GPU's latest
 //!   counts;
 //! - [`splat_layer`]: the texture the bands draw into and the composite reads;
@@ -17,6 +19,7 @@
 
 pub mod band_buffers;
 pub mod bands;
+pub mod buffer_plan;
 pub mod dispatch;
 pub mod frame;
 pub mod picks;

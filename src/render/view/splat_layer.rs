@@ -82,13 +82,19 @@ impl SplatLayer {
 }
 
 impl SplatLayer {
-    /// Where the viewport sits in the target, and whether to take the layer's sRGB
-    /// values to linear light.
-    pub fn write_params(&self, queue: &wgpu::Queue, origin: UVec2, linearize: bool) {
+    /// Where the viewport sits in the target, whether to take the layer's sRGB values
+    /// to linear light, and the target's format.
+    pub fn write_params(
+        &self,
+        queue: &wgpu::Queue,
+        origin: UVec2,
+        linearize: bool,
+        format: wgpu::TextureFormat,
+    ) {
         let params = CompositeUniform {
             viewport_origin: origin.to_array(),
             linearize: u32::from(linearize),
-            _pad: 0,
+            srgb_levels: CompositeUniform::srgb_levels(format),
         };
         queue.write_buffer(&self.composite_params, 0, bytemuck::bytes_of(&params));
     }
@@ -97,6 +103,11 @@ impl SplatLayer {
 /// A copy of the view's colour under its viewport, which the composite reads to blend
 /// the layer over the scene in sRGB values (`CompositeMode::OverScene`); kept while the
 /// target's format and the viewport's size stay the same.
+///
+/// A target that stores sRGB-encoded bytes is copied into a texture of the same bytes
+/// without the sRGB view (a copy between the two is allowed), so the composite reads
+/// the stored sRGB values themselves rather than decoding them to linear light and
+/// encoding them back, which is exact only to a fraction of a level.
 pub struct SceneCopy {
     pub texture: wgpu::Texture,
     pub view: TextureView,
@@ -117,6 +128,7 @@ impl SceneCopy {
             height: viewport.y.max(1),
             depth_or_array_layers: 1,
         };
+        let format = format.remove_srgb_suffix();
         if let Some(previous) = previous
             && previous.texture.format() == format
             && previous.texture.size() == size
