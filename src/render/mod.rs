@@ -20,10 +20,10 @@ mod extract;
 pub mod gpu_cloud;
 mod limits;
 mod memory;
-mod node;
 pub mod passes;
 mod pipelines;
 mod prepare;
+mod record;
 mod stage;
 mod view;
 
@@ -43,11 +43,11 @@ use bevy::render::{
 pub use gpu_cloud::GpuSplats;
 pub use limits::{MIN_STORAGE_BINDING_BYTES, SplatGpuLimits};
 pub use memory::SplatMemory;
-pub use node::DIAGNOSTIC_SPAN;
 pub use passes::common::{BIN_SIZE, TILE_SIZE};
 pub use passes::composite::SplatComposite;
 pub use passes::depth_write::SplatDepth;
 pub use passes::pick::MAX_PICKS;
+pub use record::DIAGNOSTIC_SPAN;
 pub use stage::{PASS_NAMES, SplatStage};
 pub use view::picks::{GpuPick, PickAnswer, SplatPickAnswers, SplatPickRequest};
 pub use view::stats::{SplatStats, SplatViewStats};
@@ -120,7 +120,7 @@ impl Plugin for SplatRenderPlugin {
             )
             .add_systems(
                 Core3d,
-                node::splat_pass
+                record::splat_pass
                     .after(main_opaque_pass_3d)
                     .before(main_transparent_pass_3d)
                     .in_set(Core3dSystems::MainPass),

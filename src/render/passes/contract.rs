@@ -331,7 +331,7 @@ fn every_variant_composes() {
             vec![ShaderDef::Flag("COMPACT_LAYOUT")],
         ),
         (wgsl_file!("indirect.wgsl"), vec![]),
-        (wgsl_file!("depth_sort.wgsl"), vec![]),
+        (wgsl_file!("gather.wgsl"), vec![]),
         (wgsl_file!("duplicate.wgsl"), vec![]),
         (wgsl_file!("tile_range.wgsl"), vec![]),
         (wgsl_file!("tile_split.wgsl"), vec![]),

@@ -40,14 +40,14 @@ impl DuplicatePass {
         Self { layout, pipeline }
     }
 
-    /// `tile_offsets` is the scanned tile counts and `by_depth` the visible splats'
+    /// `first_pair_slots` is the scanned pair counts and `by_depth` the visible splats'
     /// slots, both nearest first; pairs go to `keys`/`values`.
     pub fn bind_group(
         &self,
         device: &Device,
         view_uniform: &Buffer,
         projected: &Buffer,
-        tile_offsets: &Buffer,
+        first_pair_slots: &Buffer,
         counters: &Buffer,
         keys: &Buffer,
         values: &Buffer,
@@ -60,7 +60,7 @@ impl DuplicatePass {
             &[
                 view_uniform.as_entire_binding(),
                 projected.as_entire_binding(),
-                tile_offsets.as_entire_binding(),
+                first_pair_slots.as_entire_binding(),
                 counters.as_entire_binding(),
                 keys.as_entire_binding(),
                 values.as_entire_binding(),

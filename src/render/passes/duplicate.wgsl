@@ -16,8 +16,8 @@
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;
-// The scanned tile counts, in depth order.
-@group(0) @binding(2) var<storage, read> tile_offsets: array<u32>;
+// The scanned pair counts, in depth order.
+@group(0) @binding(2) var<storage, read> first_pair_slots: array<u32>;
 @group(0) @binding(3) var<storage, read> counters: array<u32>;
 @group(0) @binding(4) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(5) var<storage, read_write> values: array<u32>;
@@ -46,7 +46,7 @@ fn duplicate(
     var slot = 0u;
     if has_splat {
         splat_slot = by_depth[index];
-        slot = tile_offsets[index];
+        slot = first_pair_slots[index];
     }
     if thread == 0u {
         window_start = slot;

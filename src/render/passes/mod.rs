@@ -4,8 +4,8 @@
 //! 1. `preprocess`: project every splat, evaluate its SH colour, count its tiles and
 //!    write its depth key;
 //! 2. `indirect`: turn the GPU's counts into dispatch arguments;
-//! 3. depth sort: [`radix_sort`] of the visible splats by depth, then `depth_sort`
-//!    gathers their tile counts in that order;
+//! 3. depth sort: [`radix_sort`] of the visible splats by depth, then `gather`
+//!    lists their pair counts in that order;
 //! 4. [`scan`]: the counts become each splat's first pair slot;
 //! 5. `duplicate`: one (bin, splat) pair per bin (2×2 tiles) a splat touches;
 //! 6. tile sort: a stable [`radix_sort`] of the pairs by bin;
@@ -29,10 +29,10 @@ pub(crate) mod common;
 pub(crate) mod composite;
 #[cfg(test)]
 mod contract;
-pub(crate) mod depth_sort;
 pub(crate) mod depth_write;
 pub(crate) mod duplicate;
 pub(crate) mod fullscreen;
+pub(crate) mod gather;
 pub(crate) mod indirect;
 pub(crate) mod library;
 pub(crate) mod pick;
@@ -51,7 +51,7 @@ use bevy::ecs::resource::Resource;
 pub struct SplatPipelines {
     pub(crate) preprocess: preprocess::PreprocessPass,
     pub(crate) indirect: indirect::IndirectPass,
-    pub(crate) depth_sort: depth_sort::DepthSortPass,
+    pub(crate) gather: gather::GatherPass,
     pub(crate) scan: scan::PrefixScan,
     pub(crate) duplicate: duplicate::DuplicatePass,
     /// Sorts 32-bit keys: the visible splats by depth, pairs by tile, tiles by work.
@@ -83,7 +83,7 @@ impl SplatPipelines {
         preprocess.add_shaders(device, library, shaders).await;
         yield_now().await;
         let indirect = indirect::IndirectPass::new(device, library);
-        let depth_sort = depth_sort::DepthSortPass::new(device, library);
+        let gather = gather::GatherPass::new(device, library);
         let scan = scan::PrefixScan::new(device);
         let duplicate = duplicate::DuplicatePass::new(device, library);
         yield_now().await;
@@ -102,7 +102,7 @@ impl SplatPipelines {
         Self {
             preprocess,
             indirect,
-            depth_sort,
+            gather,
             scan,
             duplicate,
             sort,

@@ -12,6 +12,14 @@ use super::library::{ShaderDef, ShaderLibrary, wgsl_file};
 use crate::render::compact::{COMPACT_GEOMETRY_WORDS, POSITION_BLOCK, POSITION_BOX_WORDS};
 use crate::shader::{SplatShaderId, SplatShaderSource};
 
+/// Bits of a depth key the sort orders by. A key is a positive float's bit pattern
+/// (view distance, 31 bits); the preprocess records the smallest and largest it
+/// wrote, and the sort orders by the top 24 bits of (key − smallest): three passes
+/// instead of four. Exact while the frame's distances span less than 2^24 float steps
+/// (two octaves, e.g. 5 to 20 m); beyond, splats whose distances agree to the span's
+/// top 24 bits (about 1e-6 relative for a 1 : 1000 range) keep their input order.
+pub const DEPTH_KEY_BITS: u32 = 24;
+
 /// Where one cloud stands relative to the view (`CloudInstance` in WGSL).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
@@ -226,7 +234,7 @@ impl PreprocessPass {
         counters: &Buffer,
         instances: &Buffer,
         depth_keys: &Buffer,
-        tile_counts: &Buffer,
+        pair_counts: &Buffer,
         sources: &Buffer,
     ) -> BindGroup {
         bind_group(
@@ -242,7 +250,7 @@ impl PreprocessPass {
                 slice(counters, 0, COUNTERS_SIZE),
                 instances.as_entire_binding(),
                 depth_keys.as_entire_binding(),
-                tile_counts.as_entire_binding(),
+                pair_counts.as_entire_binding(),
                 sources.as_entire_binding(),
             ],
         )

@@ -3,7 +3,7 @@
 // barrier between every two clouds). Projects the splat into the view,
 // culls it, evaluates its colour and counts the bins (2×2 tiles) it touches. Visible splats are
 // appended (compacted) to `projected`; their depth key goes to `depth_keys` for the
-// depth sort (whose values are the slots) and their bin count to `tile_counts`; for
+// depth sort (whose values are the slots) and their pair count (bins touched) to `pair_counts`; for
 // a view that picks, where each came from goes to `sources`.
 
 #import bevy_splat::common::{
@@ -51,7 +51,7 @@ struct PreprocessCounters {
 @group(0) @binding(7) var<storage, read_write> depth_keys: array<u32>;
 // The bins each splat touches (its pairs), by slot: gathered in depth order after
 // the sort.
-@group(0) @binding(8) var<storage, read_write> tile_counts: array<u32>;
+@group(0) @binding(8) var<storage, read_write> pair_counts: array<u32>;
 // For pointer picking: each projected splat's instance and index in its asset. A
 // one-element stand-in when the view picks nothing.
 @group(0) @binding(9) var<storage, read_write> sources: array<vec2<u32>>;
@@ -342,7 +342,7 @@ fn project_splat(thread: u32) -> vec2<u32> {
         // plane, which may lie behind the camera (p.z ≥ near was tested above).
         let key = bitcast<u32>(select(splat.depth, splat.depth - view.near, orthographic));
         depth_keys[slot] = key;
-        tile_counts[slot] = bins;
+        pair_counts[slot] = bins;
         if slot < arrayLength(&sources) {
             sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
         }

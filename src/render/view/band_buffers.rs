@@ -13,11 +13,11 @@ use crate::asset::SplatStorage;
 use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::common::buffer;
-use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
 use crate::render::passes::indirect::{
     COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET,
     VISIBLE_KEPT_OFFSET,
 };
+use crate::render::passes::preprocess::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
 };

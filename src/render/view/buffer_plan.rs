@@ -303,7 +303,7 @@ impl SharedBuffers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::passes::depth_sort::DEPTH_KEY_BITS;
+    use crate::render::passes::preprocess::DEPTH_KEY_BITS;
 
     /// Capacities with more pairs than splats, fewer, equal, and tiny.
     const CAPACITIES: [(u32, u32); 5] = [(1, 1), (100, 5_000), (5_000, 100), (777, 777), (64, 65)];

@@ -34,8 +34,8 @@ pub struct BandFrame {
     /// One preprocess dispatch per cloud chunk.
     pub preprocess: Vec<PreprocessDispatch>,
     pub indirect: BindGroup,
-    /// Gathers the tile counts in depth order (after the depth sort).
-    pub depth_order: BindGroup,
+    /// Gathers the pair counts in depth order (after the depth sort).
+    pub gather: BindGroup,
     pub duplicate: BindGroup,
     /// Bits of the bin id, the pairs' sort key.
     pub key_bits: u32,
@@ -163,7 +163,7 @@ pub fn band_frame(
             shared.buffer(Step::Duplicate, Role::PairValues),
             shared.binding(Step::Duplicate, Role::SlotsByDepth),
         ),
-        depth_order: pipelines.depth_sort.bind_group(
+        gather: pipelines.gather.bind_group(
             device,
             &band.counters,
             shared.binding(Step::Gather, Role::SlotsByDepth),

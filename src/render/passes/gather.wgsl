@@ -1,5 +1,5 @@
-// depth sort, second half: once the visible splats' slots are sorted by depth, lists
-// their tile counts in that order. Scanned, these give each splat its first pair slot
+// gather: once the visible splats' slots are sorted by depth, lists
+// their pair counts in that order. Scanned, these give each splat its first pair slot
 // in depth order, so duplicate writes the pairs nearest first and a stable sort by
 // tile alone keeps every tile's splats front to back.
 
@@ -8,15 +8,15 @@
 @group(0) @binding(0) var<storage, read> counters: array<u32>;
 // The slots, nearest first (the depth sort's values).
 @group(0) @binding(1) var<storage, read> by_depth: array<u32>;
-// Each slot's tile count, as the preprocess wrote it.
-@group(0) @binding(2) var<storage, read> tile_counts: array<u32>;
-@group(0) @binding(3) var<storage, read_write> tile_offsets: array<u32>;
+// Each slot's pair count, as the preprocess wrote it.
+@group(0) @binding(2) var<storage, read> pair_counts: array<u32>;
+@group(0) @binding(3) var<storage, read_write> first_pair_slots: array<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn gather_tile_counts(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn gather_pair_counts(@builtin(global_invocation_id) gid: vec3<u32>) {
     let index = linear_thread(gid);
     if index >= counters[COUNTER_VISIBLE_KEPT] {
         return;
     }
-    tile_offsets[index] = tile_counts[by_depth[index]];
+    first_pair_slots[index] = pair_counts[by_depth[index]];
 }

@@ -14,7 +14,7 @@ use bevy::render::view::{ViewDepthTexture, ViewTarget};
 use wgpu::{CommandEncoder, ComputePass};
 
 use super::passes::SplatPipelines;
-use super::passes::depth_sort::DEPTH_KEY_BITS;
+use super::passes::preprocess::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
 use super::prepare::SplatViews;
 use super::stage::SplatStage;
@@ -146,8 +146,8 @@ pub fn splat_pass(
         |pass| {
             for (band, buffers) in bands() {
                 pipelines
-                    .depth_sort
-                    .encode_gather(pass, &band.depth_order, &buffers.counters);
+                    .gather
+                    .encode(pass, &band.gather, &buffers.counters);
                 pipelines.scan.encode(pass, &buffers.scan);
                 pipelines.indirect.encode_pairs(pass, &band.indirect);
             }
