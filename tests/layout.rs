@@ -286,15 +286,12 @@ fn show(path: &ModPath) -> String {
 fn no_module_imports_in_a_circle() {
     let graph = import_graph();
     // The checker sees the imports it must: a sanity check on its parsing.
+    let module = |path: &[&str]| path.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let prepare = graph
-        .get(&vec!["render".to_owned(), "prepare".to_owned()])
-        .expect("render::prepare exists");
-    assert!(prepare.contains(&vec!["render".to_owned(), "passes".to_owned()]));
-    assert!(prepare.contains(&vec![
-        "render".to_owned(),
-        "view".to_owned(),
-        "sizing".to_owned()
-    ]));
+        .get(&module(&["render", "prepare", "view_buffers"]))
+        .expect("render::prepare::view_buffers exists");
+    assert!(prepare.contains(&module(&["render", "passes"])));
+    assert!(prepare.contains(&module(&["render", "view", "sizing"])));
     if let Some(cycle) = find_cycle(&graph) {
         let names: Vec<String> = cycle.iter().map(show).collect();
         panic!("modules import in a circle: {}", names.join(" → "));

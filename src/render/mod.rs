@@ -103,7 +103,6 @@ impl Plugin for SplatRenderPlugin {
             .insert_resource(stats)
             .insert_resource(answers)
             .init_resource::<SplatGpuLimits>()
-            .init_resource::<prepare::SplatViews>()
             .init_resource::<extract::SplatShaderTime>()
             .insert_resource(pipelines::SynchronousCompilation(synchronous))
             .add_systems(ExtractSchedule, extract::extract_shader_time)
@@ -111,11 +110,14 @@ impl Plugin for SplatRenderPlugin {
             .add_systems(
                 Render,
                 (
-                    prepare::request_readable_depth
+                    prepare::readable_depth::request_readable_depth
                         .before(prepare_core_3d_depth_textures)
                         .in_set(RenderSystems::PrepareResources),
                     pipelines::finish_building.in_set(RenderSystems::PrepareResources),
-                    prepare::prepare_splat_views.in_set(RenderSystems::PrepareBindGroups),
+                    prepare::view_buffers::prepare_splat_view_buffers
+                        .in_set(RenderSystems::PrepareResources),
+                    prepare::bind_groups::prepare_splat_bind_groups
+                        .in_set(RenderSystems::PrepareBindGroups),
                 ),
             )
             .add_systems(

@@ -10,16 +10,20 @@ use bevy::ecs::prelude::*;
 use bevy::platform::time::Instant;
 use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::renderer::{RenderContext, ViewQuery};
+use bevy::render::sync_world::MainEntity;
 use bevy::render::view::{ViewDepthTexture, ViewTarget};
 use wgpu::{CommandEncoder, ComputePass};
 
 use super::passes::SplatPipelines;
 use super::passes::preprocess::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
-use super::prepare::SplatViews;
 use super::stage::SplatStage;
+use super::view::ViewBuffers;
+use super::view::frame::SplatFrame;
+use super::view::picks::ViewPicks;
+use super::view::splat_layer::SceneCopy;
 use super::view::stats::SplatStats;
-use super::view::timestamps::PassTimestamps;
+use super::view::timestamps::{PassTimestamps, SplatPassTimes};
 
 /// The name of the whole splat span in Bevy's render diagnostics.
 pub const DIAGNOSTIC_SPAN: &str = "gaussian_splats";
@@ -69,31 +73,37 @@ fn viewport_pass<D: RecordDiagnostics>(
     span.end(&mut pass);
 }
 
+/// The components of a view that draws splats this frame (`prepare`).
+type SplatViewItem<'a> = (
+    &'a ViewTarget,
+    &'a ViewDepthTexture,
+    &'a MainEntity,
+    Has<SplatPassTimes>,
+    Option<(&'a SplatFrame, &'a ViewBuffers)>,
+    Option<&'a PassTimestamps>,
+    Option<&'a ViewPicks>,
+    Option<&'a SceneCopy>,
+);
+
 pub fn splat_pass(
-    view: ViewQuery<(&ViewTarget, &ViewDepthTexture)>,
-    splat_views: Res<SplatViews>,
+    view: ViewQuery<SplatViewItem>,
     pipelines: Option<Res<SplatPipelines>>,
     stats: Res<SplatStats>,
     mut ctx: RenderContext,
 ) {
     let started = Instant::now();
-    let entity = view.entity();
-    let (target, depth) = view.into_inner();
-    let (Some(pipelines), Some(state)) = (pipelines, splat_views.get(entity)) else {
+    let (target, depth, main_entity, timed, drawn, timestamps, view_picks, scene_copy) =
+        view.into_inner();
+    let (Some(pipelines), Some((frame, buffers))) = (pipelines, drawn) else {
         return;
     };
-    let Some(frame) = &state.frame else {
-        return;
-    };
-    let buffers = &state.buffers;
     let bands = || frame.bands.iter().zip(&buffers.bands);
     let diagnostics = ctx.diagnostic_recorder();
     let diagnostics = diagnostics.as_deref();
     let encoder = ctx.command_encoder();
     let span = diagnostics.time_span(encoder, DIAGNOSTIC_SPAN);
     // Bevy's spans per stage only for a camera that asks for them.
-    let diagnostics = diagnostics.filter(|_| state.timed);
-    let timestamps = state.timestamps.as_ref();
+    let diagnostics = diagnostics.filter(|_| timed);
 
     // Bands have buffers of their own, so each stage records every band in one pass.
     for (_, band) in bands() {
@@ -101,7 +111,7 @@ pub fn splat_pass(
         encoder.clear_buffer(&band.bin_ranges, 0, None);
         encoder.clear_buffer(&band.tile_work, 0, Some(WORK_COUNTS_BYTES));
     }
-    let picks = frame.pick.as_ref().zip(state.picks.as_ref());
+    let picks = frame.pick.as_ref().zip(view_picks);
     if let Some((_, picks)) = picks {
         encoder.clear_buffer(&picks.hits, 0, None);
     }
@@ -236,7 +246,7 @@ pub fn splat_pass(
         frame.viewport_origin.as_vec2(),
         frame.viewport_size.as_vec2(),
     );
-    if let Some(copy) = &state.scene_copy {
+    if let Some(copy) = scene_copy {
         copy.copy_from(encoder, target.main_texture(), frame.viewport_origin);
     }
     let color = [Some(target.get_color_attachment())];
@@ -276,5 +286,5 @@ pub fn splat_pass(
     }
     span.end(encoder);
     let record_ns = started.elapsed().as_nanos() as u64;
-    stats.update(state.main_entity, |s| s.cpu_record_ns = record_ns);
+    stats.update(main_entity.id(), |s| s.cpu_record_ns = record_ns);
 }

@@ -15,6 +15,7 @@ use crate::render::passes::radix_sort::RadixSort;
 use crate::render::passes::tile_split::TileLists;
 use crate::shader::SplatShaderId;
 
+#[derive(bevy::ecs::component::Component)]
 pub struct SplatFrame {
     /// Top to bottom, one per band of the view.
     pub bands: Vec<BandFrame>,

@@ -34,8 +34,10 @@ use band_buffers::BandBuffers;
 use readback::CounterReadback;
 use splat_layer::SplatLayer;
 
-/// What one camera view keeps across frames: the splat layer its bands draw into, the
-/// bands' working buffers, and the read-back of their counters.
+/// What one camera view keeps across frames, a component on the render world's view:
+/// the splat layer its bands draw into, the bands' working buffers, and the read-back
+/// of their counters.
+#[derive(bevy::ecs::component::Component)]
 pub struct ViewBuffers {
     pub layer: SplatLayer,
     /// Top to bottom; each draws its own tile rows of the layer.

@@ -91,6 +91,7 @@ impl PickTicket {
 }
 
 /// A view's pick buffers, kept across frames.
+#[derive(bevy::ecs::component::Component)]
 pub struct ViewPicks {
     pixels: Buffer,
     /// Where the pick pass writes, cleared every frame.

@@ -134,32 +134,48 @@ fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits, 
     }
 }
 
-/// Keeps the previous buffers where they still serve; builds what changed.
+/// Brings a view's buffers to `capacities`: those of `previous` (the view's
+/// component) in place where its layer still fits, keeping every band that still
+/// serves; otherwise new buffers, returned for the caller to insert.
 pub fn reuse_or_build(
-    previous: Option<ViewBuffers>,
+    previous: Option<&mut ViewBuffers>,
     capacities: Vec<BandCapacity>,
     viewport: UVec2,
     device: &wgpu::Device,
     pipelines: &SplatPipelines,
     memory: &SplatMemory,
     median_depth: bool,
-) -> ViewBuffers {
-    let (layer, mut old_bands, readback) = match previous {
-        Some(old)
-            if old.layer.viewport == viewport && old.layer.has_median_depth == median_depth =>
+) -> Option<ViewBuffers> {
+    let bands = capacities.len();
+    match previous {
+        Some(view)
+            if view.layer.viewport == viewport && view.layer.has_median_depth == median_depth =>
         {
-            (old.layer, old.bands, Some(old.readback))
+            if view.readback.bands() != bands {
+                view.readback = CounterReadback::new(device, memory, bands);
+            }
+            let old_bands = std::mem::take(&mut view.bands);
+            view.bands = reuse_bands(old_bands, capacities, device, pipelines, memory);
+            None
         }
-        _ => (
-            SplatLayer::new(device, memory, viewport, median_depth),
-            Vec::new(),
-            None,
-        ),
-    };
-    let readback = readback
-        .filter(|r| r.bands() == capacities.len())
-        .unwrap_or_else(|| CounterReadback::new(device, memory, capacities.len()));
-    let bands = capacities
+        _ => Some(ViewBuffers {
+            layer: SplatLayer::new(device, memory, viewport, median_depth),
+            bands: reuse_bands(Vec::new(), capacities, device, pipelines, memory),
+            readback: CounterReadback::new(device, memory, bands),
+        }),
+    }
+}
+
+/// The bands for `capacities`: an old band of the same rows where it still holds
+/// exactly what is needed, a new one otherwise.
+fn reuse_bands(
+    mut old_bands: Vec<BandBuffers>,
+    capacities: Vec<BandCapacity>,
+    device: &wgpu::Device,
+    pipelines: &SplatPipelines,
+    memory: &SplatMemory,
+) -> Vec<BandBuffers> {
+    capacities
         .into_iter()
         .map(|need| {
             let same_rows = old_bands.iter().position(|b| b.capacity.rows == need.rows);
@@ -186,10 +202,5 @@ pub fn reuse_or_build(
                 }
             }
         })
-        .collect();
-    ViewBuffers {
-        layer,
-        bands,
-        readback,
-    }
+        .collect()
 }

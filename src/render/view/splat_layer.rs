@@ -108,6 +108,7 @@ impl SplatLayer {
 /// without the sRGB view (a copy between the two is allowed), so the composite reads
 /// the stored sRGB values themselves rather than decoding them to linear light and
 /// encoding them back, which is exact only to a fraction of a level.
+#[derive(bevy::ecs::component::Component)]
 pub struct SceneCopy {
     pub texture: wgpu::Texture,
     pub view: TextureView,
@@ -115,26 +116,29 @@ pub struct SceneCopy {
 }
 
 impl SceneCopy {
-    /// The copy for a view of `format` and `viewport`: `previous` when it fits.
-    pub fn reuse_or_new(
-        previous: Option<Self>,
+    /// Whether this copy serves a view of `format` and `viewport`.
+    pub fn fits(&self, format: wgpu::TextureFormat, viewport: UVec2) -> bool {
+        self.texture.format() == format.remove_srgb_suffix()
+            && self.texture.size() == Self::extent(viewport)
+    }
+
+    fn extent(viewport: UVec2) -> wgpu::Extent3d {
+        wgpu::Extent3d {
+            width: viewport.x.max(1),
+            height: viewport.y.max(1),
+            depth_or_array_layers: 1,
+        }
+    }
+
+    /// A copy for a view of `format` and `viewport`.
+    pub fn new(
         device: &Device,
         memory: &SplatMemory,
         format: wgpu::TextureFormat,
         viewport: UVec2,
     ) -> Self {
-        let size = wgpu::Extent3d {
-            width: viewport.x.max(1),
-            height: viewport.y.max(1),
-            depth_or_array_layers: 1,
-        };
+        let size = Self::extent(viewport);
         let format = format.remove_srgb_suffix();
-        if let Some(previous) = previous
-            && previous.texture.format() == format
-            && previous.texture.size() == size
-        {
-            return previous;
-        }
         let texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("splat composite scene copy"),
             size,

@@ -32,6 +32,7 @@ const QUERIES_PER_STAGE: u32 = 2;
 const TIMESTAMP_BYTES: u64 = 8;
 
 /// The timestamp queries of one view's stages and their read-back.
+#[derive(bevy::ecs::component::Component)]
 pub struct PassTimestamps {
     queries: QuerySet,
     resolved: wgpu::Buffer,

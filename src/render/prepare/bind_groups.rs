@@ -1,0 +1,187 @@
+//! `RenderSystems::PrepareBindGroups`: every view's uniforms written and the bind
+//! groups of its frame made ([`SplatFrame`], a component on the view).
+
+use bevy::camera::CompositingSpace;
+use bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT;
+use bevy::ecs::prelude::*;
+use bevy::log::warn_once;
+use bevy::platform::time::Instant;
+use bevy::render::render_asset::RenderAssets;
+use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::sync_world::MainEntity;
+use bevy::render::view::{Msaa, ViewDepthTexture, ViewTarget};
+use wgpu::TextureUsages;
+
+use super::draw_plan::ViewDraw;
+use crate::render::gpu_cloud::GpuSplats;
+use crate::render::memory::SplatMemory;
+use crate::render::passes::SplatPipelines;
+use crate::render::passes::composite::{CompositeMode, SplatComposite};
+use crate::render::passes::depth_write::SplatDepth;
+use crate::render::view::ViewBuffers;
+use crate::render::view::frame::{SplatFrame, band_frame};
+use crate::render::view::picks::ViewPicks;
+use crate::render::view::splat_layer::SceneCopy;
+use crate::render::view::stats::SplatStats;
+use crate::render::view::timestamps::SplatPassTimes;
+
+type ViewItem<'a> = (
+    Entity,
+    &'a MainEntity,
+    &'a ViewTarget,
+    &'a ViewDepthTexture,
+    &'a Msaa,
+    Option<&'a SplatComposite>,
+    Has<SplatDepth>,
+    Has<SplatPassTimes>,
+    (&'a ViewDraw, &'a ViewBuffers),
+    (Option<&'a ViewPicks>, Option<&'a SceneCopy>),
+);
+
+/// Writes the uniforms of every view that draws splats and makes its frame's bind
+/// groups, with the copy of the scene its composite reads where it needs one.
+pub fn prepare_splat_bind_groups(
+    mut commands: Commands,
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+    pipelines: Option<Res<SplatPipelines>>,
+    memory: Res<SplatMemory>,
+    stats: Res<SplatStats>,
+    gpu_splats: Res<RenderAssets<GpuSplats>>,
+    views: Query<ViewItem>,
+) {
+    let Some(pipelines) = pipelines else {
+        return;
+    };
+    let device = device.wgpu_device();
+    for (
+        entity,
+        main_entity,
+        target,
+        depth,
+        msaa,
+        composite,
+        writes_depth,
+        timed,
+        (draw, buffers),
+        (picks, scene_copy),
+    ) in &views
+    {
+        let started = Instant::now();
+        let Some(dispatches) = draw
+            .dispatches
+            .iter()
+            .map(|plan| plan.resolve(&gpu_splats))
+            .collect::<Option<Vec<_>>>()
+        else {
+            commands.entity(entity).remove::<SplatFrame>();
+            continue;
+        };
+        let (origin, size) = (draw.origin, draw.size);
+        let multisampled_depth = msaa.samples() > 1;
+        let mut bands = Vec::with_capacity(buffers.bands.len());
+        for band in &buffers.bands {
+            band.write_uniforms(
+                &queue,
+                &draw.camera,
+                origin,
+                size,
+                &draw.instances,
+                &dispatches,
+            );
+            bands.push(band_frame(
+                device,
+                &pipelines,
+                band,
+                &dispatches,
+                depth.view(),
+                multisampled_depth,
+                &buffers.layer,
+                picks.filter(|_| draw.pick.is_some()),
+            ));
+        }
+
+        let linear_target = target.compositing_space != Some(CompositingSpace::Srgb);
+        let copyable = target
+            .main_texture()
+            .usage()
+            .contains(TextureUsages::COPY_SRC);
+        let mode = CompositeMode::choose(
+            composite.copied().unwrap_or_default(),
+            linear_target,
+            copyable,
+        );
+        if mode == CompositeMode::LinearOverBlack {
+            warn_once!(
+                "a splat camera's main texture lacks COPY_SRC (CameraMainTextureUsages): \
+                 its splats are blended exactly over black only"
+            );
+        }
+        let format = target.main_texture_format();
+        // The copy of the scene is kept while it fits, made when it does not, and
+        // dropped when the composite no longer reads one.
+        let made_copy = match (mode.reads_scene(), scene_copy) {
+            (true, Some(copy)) if copy.fits(format, size) => None,
+            (true, _) => Some(SceneCopy::new(device, &memory, format, size)),
+            (false, Some(_)) => {
+                commands.entity(entity).remove::<SceneCopy>();
+                None
+            }
+            (false, None) => None,
+        };
+        let copy_view = match &made_copy {
+            Some(made) => Some(&made.view),
+            None => scene_copy
+                .filter(|_| mode.reads_scene())
+                .map(|copy| &copy.view),
+        };
+        buffers.layer.write_params(
+            &queue,
+            origin,
+            mode == CompositeMode::LinearOverBlack,
+            format,
+        );
+        let frame = SplatFrame {
+            bands,
+            multisampled_depth,
+            viewport_origin: origin,
+            viewport_size: size,
+            composite_pipeline: pipelines
+                .composite
+                .pipeline(device, mode, format, msaa.samples()),
+            composite: pipelines.composite.bind_group(
+                device,
+                &buffers.layer.view,
+                &buffers.layer.composite_params,
+                copy_view,
+            ),
+            depth_write: writes_depth.then(|| {
+                (
+                    pipelines
+                        .depth_write
+                        .pipeline(device, CORE_3D_DEPTH_FORMAT, msaa.samples()),
+                    pipelines.depth_write.bind_group(
+                        device,
+                        &buffers.layer.median_depth,
+                        &buffers.layer.composite_params,
+                    ),
+                )
+            }),
+            pick: draw.pick.clone(),
+        };
+        let mut entity_commands = commands.entity(entity);
+        if let Some(made) = made_copy {
+            entity_commands.insert(made);
+        }
+        entity_commands.insert(frame);
+        let prepare_ns = draw.planned_ns + started.elapsed().as_nanos() as u64;
+        stats.update(main_entity.id(), |s| {
+            s.frames += 1;
+            s.cpu_prepare_ns = prepare_ns;
+            // A camera that stopped timing its passes reports no stale times.
+            if !timed {
+                s.gpu_pass_ns = None;
+            }
+        });
+    }
+}

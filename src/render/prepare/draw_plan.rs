@@ -1,0 +1,153 @@
+//! What each view draws this frame: its clouds as instances, grouped into preprocess
+//! dispatches, and the camera they are seen from ([`ViewDraw`], a component on the
+//! view).
+
+use bevy::asset::AssetId;
+use bevy::ecs::prelude::*;
+use bevy::log::warn_once;
+use bevy::math::{Mat4, UVec2};
+
+use crate::asset::GaussianSplats;
+use crate::cloud::SplatRasterMode;
+use crate::crop::{CropMode, CropShape, SplatCrop};
+use crate::render::extract::ExtractedCloud;
+use crate::render::gpu_cloud::GpuSplats;
+use crate::render::passes::preprocess::{
+    CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, MAX_CROP_VOLUMES_GPU,
+};
+use crate::render::view::dispatch::DispatchPlan;
+use crate::render::view::picks::PickTicket;
+use crate::render::view::uniform::SplatCamera;
+use crate::shader::SplatShaderId;
+
+/// What a view draws this frame, planned in `RenderSystems::PrepareResources` and bound
+/// in `RenderSystems::PrepareBindGroups`; removed from a view that draws no splats.
+#[derive(Component)]
+pub struct ViewDraw {
+    pub camera: SplatCamera,
+    pub origin: UVec2,
+    pub size: UVec2,
+    /// Every cloud the view draws, as the preprocess sees it.
+    pub instances: Vec<CloudInstance>,
+    /// The preprocess dispatches over them.
+    pub dispatches: Vec<DispatchPlan>,
+    /// What this frame's picks answer, for a view with pointers over it.
+    pub pick: Option<PickTicket>,
+    /// CPU time spent planning and sizing this frame, in nanoseconds.
+    pub planned_ns: u64,
+}
+
+/// `crop`'s first volumes as the preprocess tests them.
+fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInstance {
+    let Some(crop) = crop else {
+        return instance;
+    };
+    if crop.volumes.len() > MAX_CROP_VOLUMES_GPU {
+        warn_once!(
+            "a SplatCrop has {} volumes; only the first {MAX_CROP_VOLUMES_GPU} act",
+            crop.volumes.len()
+        );
+    }
+    for (slot, volume) in instance.crops.iter_mut().zip(&crop.volumes) {
+        let cut = volume.mode == CropMode::Cut;
+        *slot = match volume.unit_from_cloud() {
+            Some(unit_from_cloud) => CropGpu {
+                unit_from_cloud: unit_from_cloud.to_cols_array_2d(),
+                shape: match volume.shape {
+                    CropShape::Box { .. } => CROP_BOX,
+                    CropShape::Sphere { .. } => CROP_SPHERE,
+                },
+                cut: u32::from(cut),
+                _pad: [0; 2],
+            },
+            None => CropGpu {
+                shape: CROP_EMPTY,
+                cut: u32::from(cut),
+                ..CropGpu::default()
+            },
+        };
+        instance.crop_count += 1;
+        instance.crop_keeps += u32::from(!cut);
+    }
+    instance
+}
+
+/// Groups the clouds a view draws by asset (and `SplatShader`, which picks the
+/// preprocess variant), so that every chunk of an asset is preprocessed for all of its
+/// clouds in one dispatch: separate dispatches would each wait for the one before (they
+/// write the same outputs).
+/// Also returns each instance's cloud (main-world entity), in instance order.
+pub fn plan_dispatches(
+    drawn: &[(Entity, &ExtractedCloud, &GpuSplats)],
+    camera: &SplatCamera,
+    time: f32,
+) -> (Vec<CloudInstance>, Vec<Entity>, Vec<DispatchPlan>) {
+    type Group<'g> = (
+        (AssetId<GaussianSplats>, Option<SplatShaderId>),
+        &'g GpuSplats,
+        Vec<(CloudInstance, Entity)>,
+    );
+    let mut by_asset: Vec<Group<'_>> = Vec::new();
+    for (entity, cloud, gpu) in drawn {
+        let world_from_cloud = Mat4::from(cloud.world_from_cloud);
+        let cam_from_cloud = camera.cam_from_world * world_from_cloud;
+        let camera_in_cloud = world_from_cloud
+            .inverse()
+            .transform_point3(camera.world_position);
+        if !cam_from_cloud.is_finite() || !camera_in_cloud.is_finite() {
+            continue;
+        }
+        let instance = CloudInstance {
+            cam_from_cloud: cam_from_cloud.to_cols_array_2d(),
+            camera_in_cloud: camera_in_cloud.extend(1.0).to_array(),
+            antialiased: u32::from(
+                cloud
+                    .raster_mode
+                    .map_or(gpu.antialiased, |mode| mode == SplatRasterMode::Antialiased),
+            ),
+            shader_time: time,
+            _pad: [0; 2],
+            tint: cloud.tint.sanitized(),
+            crop_count: 0,
+            crop_keeps: 0,
+            _pad_crop: [0; 2],
+            crops: [CropGpu::default(); MAX_CROP_VOLUMES_GPU],
+            world_from_cloud: world_from_cloud.to_cols_array_2d(),
+            shader_params: cloud
+                .shader
+                .map_or([[0.0; 4]; 2], |shader| shader.params.map(|v| v.to_array())),
+        };
+        let instance = with_crop(instance, cloud.crop.as_ref());
+        let instance = (instance, *entity);
+        let key = (cloud.asset, cloud.shader.map(|shader| shader.id));
+        match by_asset.iter_mut().find(|(k, ..)| *k == key) {
+            Some((.., instances)) => instances.push(instance),
+            None => by_asset.push((key, gpu, vec![instance])),
+        }
+    }
+    let mut instances = Vec::new();
+    let mut clouds = Vec::new();
+    let mut dispatches = Vec::new();
+    for ((asset, shader), gpu, group) in by_asset {
+        let first = instances.len() as u32;
+        instances.extend(group.iter().map(|(instance, _)| *instance));
+        clouds.extend(group.iter().map(|(_, entity)| *entity));
+        for (chunk_index, chunk) in gpu.chunks.iter().enumerate() {
+            // Keep splats × instances within a u32 thread index.
+            let per_dispatch = (u32::MAX / chunk.count.max(1)).max(1);
+            let mut start = 0;
+            while start < group.len() as u32 {
+                let count = per_dispatch.min(group.len() as u32 - start);
+                dispatches.push(DispatchPlan {
+                    asset,
+                    chunk: chunk_index,
+                    first_instance: first + start,
+                    instance_count: count,
+                    shader,
+                });
+                start += count;
+            }
+        }
+    }
+    (instances, clouds, dispatches)
+}

@@ -1,0 +1,198 @@
+//! `RenderSystems::PrepareResources`: what every view draws this frame, the GPU's
+//! answers from earlier frames read back, and the view's buffers sized for this one.
+
+use bevy::ecs::prelude::*;
+use bevy::math::UVec2;
+use bevy::platform::time::Instant;
+use bevy::render::render_asset::RenderAssets;
+use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::sync_world::MainEntity;
+use bevy::render::view::{ExtractedView, RenderVisibleEntities};
+
+use super::draw_plan::{ViewDraw, plan_dispatches};
+use crate::cloud::GaussianCloud;
+use crate::render::extract::{ExtractedCloud, SplatShaderTime};
+use crate::render::gpu_cloud::GpuSplats;
+use crate::render::limits::SplatGpuLimits;
+use crate::render::memory::SplatMemory;
+use crate::render::passes::SplatPipelines;
+use crate::render::passes::depth_write::SplatDepth;
+use crate::render::passes::preprocess::PROJECTED_SPLAT_BYTES;
+use crate::render::passes::radix_sort::SortKey;
+use crate::render::passes::tile_render::tiles_for;
+use crate::render::view::ViewBuffers;
+use crate::render::view::bands::BandLimits;
+use crate::render::view::frame::SplatFrame;
+use crate::render::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
+use crate::render::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
+use crate::render::view::splat_layer::SceneCopy;
+use crate::render::view::stats::{STAGE_COUNT, SplatStats};
+use crate::render::view::timestamps::{PassTimestamps, SplatPassTimes};
+use crate::render::view::uniform::SplatCamera;
+
+/// Everything the plugin keeps on a render-world view, dropped together when the
+/// view draws no splats (giving its buffers back).
+type SplatViewState = (
+    ViewDraw,
+    SplatFrame,
+    ViewBuffers,
+    PassTimestamps,
+    ViewPicks,
+    SceneCopy,
+);
+
+type ViewItem<'a> = (
+    Entity,
+    &'a MainEntity,
+    &'a ExtractedView,
+    &'a RenderVisibleEntities,
+    Has<SplatDepth>,
+    Option<&'a SplatPickRequest>,
+    Has<SplatPassTimes>,
+    Option<&'a mut ViewBuffers>,
+    Option<&'a PassTimestamps>,
+    Option<&'a mut ViewPicks>,
+);
+
+/// Plans every view's draw ([`ViewDraw`]), reads back what earlier frames measured and
+/// picked, and brings the view's buffers, timestamps and pick buffers (components on
+/// the view) to what this frame needs.
+pub fn prepare_splat_view_buffers(
+    mut commands: Commands,
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+    pipelines: Option<Res<SplatPipelines>>,
+    memory: Res<SplatMemory>,
+    stats: Res<SplatStats>,
+    answers: Res<SplatPickAnswers>,
+    gpu_limits: Res<SplatGpuLimits>,
+    mut views: Query<ViewItem>,
+    clouds: Query<&ExtractedCloud>,
+    gpu_splats: Res<RenderAssets<GpuSplats>>,
+    shader_time: Res<SplatShaderTime>,
+) {
+    let Some(pipelines) = pipelines else {
+        return;
+    };
+    let max_binding = gpu_limits.max_storage_binding(&device);
+    // A band's pairs live in the tile sort's key and value buffers, 4 bytes each.
+    let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SortKey::U32.bytes());
+    let device = device.wgpu_device();
+
+    let mut live = Vec::new();
+    for (
+        entity,
+        main_entity,
+        view,
+        visible,
+        writes_depth,
+        pick_request,
+        timed,
+        buffers,
+        timestamps,
+        picks,
+    ) in &mut views
+    {
+        let started = Instant::now();
+        let origin = UVec2::new(view.viewport.x, view.viewport.y);
+        let size = UVec2::new(view.viewport.z, view.viewport.w);
+        let camera = (size.x > 0 && size.y > 0)
+            .then(|| {
+                SplatCamera::from_view(view.world_from_view.to_matrix(), view.clip_from_view, size)
+            })
+            .flatten();
+        let drawn: Vec<_> = visible
+            .get::<GaussianCloud>()
+            .into_iter()
+            .flat_map(|class| class.iter_visible())
+            .filter_map(|(render_entity, main)| Some((main.id(), clouds.get(*render_entity).ok()?)))
+            .filter_map(|(main, cloud)| Some((main, cloud, gpu_splats.get(cloud.asset)?)))
+            .filter(|(_, _, gpu)| !gpu.is_empty())
+            .collect();
+        let Some(camera) = camera.filter(|_| !drawn.is_empty()) else {
+            commands.entity(entity).remove::<SplatViewState>();
+            continue;
+        };
+
+        let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
+        let (instances, instance_clouds, dispatches) =
+            plan_dispatches(&drawn, &camera, shader_time.0);
+        let need = ViewNeed {
+            splats: u32::try_from(splats).unwrap_or(u32::MAX),
+            chunks: dispatches.len() as u32,
+            instances: instances.len() as u32,
+            tiles: tiles_for(size),
+            sources: pick_request.is_some(),
+        };
+
+        // Made when the camera asks to be timed, dropped when it no longer does.
+        match (timed, timestamps) {
+            (true, Some(timestamps)) => {
+                if let Some(times) = timestamps.poll(device) {
+                    stats.update(main_entity.id(), |s| s.record_times(&times));
+                }
+            }
+            (true, None) => {
+                if let Some(made) = PassTimestamps::new(device, &queue, &memory, STAGE_COUNT) {
+                    commands.entity(entity).insert(made);
+                }
+            }
+            (false, Some(_)) => {
+                commands.entity(entity).remove::<PassTimestamps>();
+            }
+            (false, None) => {}
+        }
+
+        // The same for the pick buffers, which answer a frame late.
+        let mut made_picks = None;
+        let picks = match (pick_request, picks) {
+            (Some(_), Some(picks)) => Some(picks.into_inner()),
+            (Some(_), None) => Some(made_picks.insert(ViewPicks::new(device, &memory))),
+            (None, Some(_)) => {
+                commands.entity(entity).remove::<ViewPicks>();
+                None
+            }
+            (None, None) => None,
+        };
+        if let Some(answer) = picks.as_ref().and_then(|p| p.poll(device)) {
+            answers.put(main_entity.id(), answer);
+        }
+        let pick = pick_request
+            .zip(picks)
+            .and_then(|(request, picks)| picks.write(device, &queue, request, instance_clouds));
+        if let Some(made) = made_picks {
+            commands.entity(entity).insert(made);
+        }
+
+        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
+        if let Some(counts) = &counts {
+            stats.update(main_entity.id(), |s| s.record(counts));
+        }
+        let capacities = plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits);
+        let built = reuse_or_build(
+            buffers.map(Mut::into_inner),
+            capacities,
+            size,
+            device,
+            &pipelines,
+            &memory,
+            writes_depth,
+        );
+        let mut entity_commands = commands.entity(entity);
+        if let Some(built) = built {
+            entity_commands.insert(built);
+        }
+        entity_commands.insert(ViewDraw {
+            camera,
+            origin,
+            size,
+            instances,
+            dispatches,
+            pick,
+            planned_ns: started.elapsed().as_nanos() as u64,
+        });
+        live.push(main_entity.id());
+    }
+
+    stats.retain(|camera| live.contains(camera));
+}
