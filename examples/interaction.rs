@@ -14,7 +14,7 @@ use bevy::picking::events::{Click, Out, Over, Pointer};
 use bevy::prelude::*;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
 use bevy_splat::{
-    CropVolume, GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatCrop, SplatHit,
+    GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatCrop, SplatCropVolume, SplatHit,
     SplatPickingPlugin, SplatTint,
 };
 
@@ -195,7 +195,7 @@ fn toggle_crop(
             commands.entity(angel).remove::<SplatCrop>();
         } else {
             commands.entity(angel).insert(SplatCrop {
-                volumes: vec![CropVolume::cut_box(PLINTH_CENTRE, PLINTH_HALF_SIZE)],
+                volumes: vec![SplatCropVolume::cut_box(PLINTH_CENTRE, PLINTH_HALF_SIZE)],
             });
         }
     }

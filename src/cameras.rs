@@ -10,28 +10,42 @@ use serde::Deserialize;
 /// training image (OpenCV axes: x right, y down, z forward).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct InriaCamera {
+    /// The camera's number in the file (0 where it has none).
     #[serde(default)]
     pub id: i64,
+    /// The training image's name: a plain file name, no folder.
     pub img_name: String,
+    /// The image's width in pixels.
     pub width: u32,
+    /// The image's height in pixels.
     pub height: u32,
     /// Camera centre in world space.
     pub position: [f64; 3],
     /// Camera-to-world rotation, rows of a 3×3 matrix.
     pub rotation: [[f64; 3]; 3],
+    /// Horizontal focal length, in pixels.
     pub fx: f64,
+    /// Vertical focal length, in pixels.
     pub fy: f64,
 }
 
 /// Why a cameras file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum CameraFileError {
+    /// Not JSON, or not an array of cameras.
     #[error("malformed cameras JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// An empty array.
     #[error("the cameras file holds no camera")]
     Empty,
+    /// A camera whose values make no camera (a zero size, a non-finite pose, …).
     #[error("camera {name:?}: {problem}")]
-    Invalid { name: String, problem: String },
+    Invalid {
+        /// Its `img_name`.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 /// Relative difference of fx and fy below which pixels count as square.

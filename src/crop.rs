@@ -11,43 +11,54 @@ pub const MAX_CROP_VOLUMES: usize = crate::render::passes::preprocess::MAX_CROP_
 
 /// Cuts a cloud to the parts that matter, per splat centre in the cloud's own frame,
 /// in the preprocess (no re-upload; changing it every frame is cheap). A splat is kept
-/// when it lies inside at least one [`CropMode::Keep`] volume (if there are any) and
-/// inside no [`CropMode::Cut`] volume. Drawing and ray casts apply it alike.
+/// when it lies inside at least one [`SplatCropMode::Keep`] volume (if there are any) and
+/// inside no [`SplatCropMode::Cut`] volume. Drawing and ray casts apply it alike.
 ///
 /// A volume with a zero, negative or non-finite size contains nothing: as the only
 /// keep volume it keeps nothing; as a cut volume it cuts nothing.
 #[derive(Component, Clone, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub struct SplatCrop {
-    pub volumes: Vec<CropVolume>,
+    /// The volumes, in any order; only the first [`MAX_CROP_VOLUMES`] act.
+    pub volumes: Vec<SplatCropVolume>,
 }
 
 /// One box or sphere and what it does to the splats inside it.
 #[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Debug, Clone, PartialEq)]
-pub struct CropVolume {
-    pub shape: CropShape,
-    pub mode: CropMode,
+pub struct SplatCropVolume {
+    /// Where the volume is, in the cloud's frame.
+    pub shape: SplatCropShape,
+    /// Whether it keeps or cuts the splats inside it.
+    pub mode: SplatCropMode,
 }
 
+/// The shape of a [`SplatCropVolume`], in the cloud's frame.
 #[derive(Clone, Copy, Debug, PartialEq, Reflect)]
 #[reflect(Debug, Clone, PartialEq)]
-pub enum CropShape {
+pub enum SplatCropShape {
     /// A box of `half_size` about `centre`, turned by `rotation`.
     Box {
+        /// The box's centre.
         centre: Vec3,
+        /// Half its extent along each of its own axes.
         half_size: Vec3,
+        /// Its axes' rotation from the cloud's.
         rotation: Quat,
     },
+    /// A ball of `radius` about `centre`.
     Sphere {
+        /// The ball's centre.
         centre: Vec3,
+        /// Its radius.
         radius: f32,
     },
 }
 
+/// What a [`SplatCropVolume`] does to the splats inside it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 #[reflect(Default, Debug, Clone, PartialEq, Hash)]
-pub enum CropMode {
+pub enum SplatCropMode {
     /// Keep what is inside (and, with any keep volume, cut everything outside them).
     #[default]
     Keep,
@@ -55,32 +66,40 @@ pub enum CropMode {
     Cut,
 }
 
-impl CropVolume {
+// The names before the crate's naming scheme, for the render code that still uses
+// them (`render/prepare.rs`); the public aliases, deprecated, are in `lib.rs`.
+pub(crate) use {SplatCropMode as CropMode, SplatCropShape as CropShape};
+
+impl SplatCropVolume {
+    /// Keeps what lies in the axis-aligned box of `half_size` about `centre`.
     pub fn keep_box(centre: Vec3, half_size: Vec3) -> Self {
-        Self::axis_box(centre, half_size, CropMode::Keep)
+        Self::axis_box(centre, half_size, SplatCropMode::Keep)
     }
 
+    /// Cuts what lies in the axis-aligned box of `half_size` about `centre`.
     pub fn cut_box(centre: Vec3, half_size: Vec3) -> Self {
-        Self::axis_box(centre, half_size, CropMode::Cut)
+        Self::axis_box(centre, half_size, SplatCropMode::Cut)
     }
 
+    /// Keeps what lies in the ball of `radius` about `centre`.
     pub fn keep_sphere(centre: Vec3, radius: f32) -> Self {
         Self {
-            shape: CropShape::Sphere { centre, radius },
-            mode: CropMode::Keep,
+            shape: SplatCropShape::Sphere { centre, radius },
+            mode: SplatCropMode::Keep,
         }
     }
 
+    /// Cuts what lies in the ball of `radius` about `centre`.
     pub fn cut_sphere(centre: Vec3, radius: f32) -> Self {
         Self {
-            shape: CropShape::Sphere { centre, radius },
-            mode: CropMode::Cut,
+            shape: SplatCropShape::Sphere { centre, radius },
+            mode: SplatCropMode::Cut,
         }
     }
 
-    fn axis_box(centre: Vec3, half_size: Vec3, mode: CropMode) -> Self {
+    fn axis_box(centre: Vec3, half_size: Vec3, mode: SplatCropMode) -> Self {
         Self {
-            shape: CropShape::Box {
+            shape: SplatCropShape::Box {
                 centre,
                 half_size,
                 rotation: Quat::IDENTITY,
@@ -93,12 +112,14 @@ impl CropVolume {
     /// `[-1, 1]³` or the unit ball); `None` when the volume contains nothing.
     pub fn unit_from_cloud(&self) -> Option<Mat4> {
         let (centre, half_size, rotation) = match self.shape {
-            CropShape::Box {
+            SplatCropShape::Box {
                 centre,
                 half_size,
                 rotation,
             } => (centre, half_size, rotation),
-            CropShape::Sphere { centre, radius } => (centre, Vec3::splat(radius), Quat::IDENTITY),
+            SplatCropShape::Sphere { centre, radius } => {
+                (centre, Vec3::splat(radius), Quat::IDENTITY)
+            }
         };
         let usable = centre.is_finite()
             && half_size.is_finite()
@@ -121,8 +142,8 @@ impl CropVolume {
         };
         let q = unit_from_cloud.transform_point3(point);
         match self.shape {
-            CropShape::Box { .. } => q.abs().max_element() <= 1.0,
-            CropShape::Sphere { .. } => q.length_squared() <= 1.0,
+            SplatCropShape::Box { .. } => q.abs().max_element() <= 1.0,
+            SplatCropShape::Sphere { .. } => q.length_squared() <= 1.0,
         }
     }
 }
@@ -137,12 +158,12 @@ impl SplatCrop {
         for volume in volumes {
             let inside = volume.contains(point);
             match volume.mode {
-                CropMode::Keep => {
+                SplatCropMode::Keep => {
                     any_keep = true;
                     inside_keep |= inside;
                 }
-                CropMode::Cut if inside => return false,
-                CropMode::Cut => {}
+                SplatCropMode::Cut if inside => return false,
+                SplatCropMode::Cut => {}
             }
         }
         !any_keep || inside_keep
@@ -157,8 +178,8 @@ mod tests {
     fn keep_and_cut_volumes_combine() {
         let crop = SplatCrop {
             volumes: vec![
-                CropVolume::keep_box(Vec3::ZERO, Vec3::ONE),
-                CropVolume::cut_sphere(Vec3::new(1.0, 0.0, 0.0), 0.5),
+                SplatCropVolume::keep_box(Vec3::ZERO, Vec3::ONE),
+                SplatCropVolume::cut_sphere(Vec3::new(1.0, 0.0, 0.0), 0.5),
             ],
         };
         assert!(crop.keeps(Vec3::new(-0.5, 0.5, 0.9)));
@@ -178,13 +199,13 @@ mod tests {
 
     #[test]
     fn rotated_boxes_turn_with_their_rotation() {
-        let turned = CropVolume {
-            shape: CropShape::Box {
+        let turned = SplatCropVolume {
+            shape: SplatCropShape::Box {
                 centre: Vec3::ZERO,
                 half_size: Vec3::new(2.0, 0.1, 0.1),
                 rotation: Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
             },
-            mode: CropMode::Keep,
+            mode: SplatCropMode::Keep,
         };
         assert!(turned.contains(Vec3::new(0.0, 1.9, 0.0)));
         assert!(!turned.contains(Vec3::new(1.9, 0.0, 0.0)));
@@ -193,11 +214,11 @@ mod tests {
     #[test]
     fn empty_volumes_contain_nothing() {
         for volume in [
-            CropVolume::keep_box(Vec3::ZERO, Vec3::ZERO),
-            CropVolume::keep_box(Vec3::ZERO, Vec3::new(1.0, -1.0, 1.0)),
-            CropVolume::keep_sphere(Vec3::ZERO, -2.0),
-            CropVolume::keep_sphere(Vec3::NAN, 1.0),
-            CropVolume::keep_sphere(Vec3::ZERO, f32::INFINITY),
+            SplatCropVolume::keep_box(Vec3::ZERO, Vec3::ZERO),
+            SplatCropVolume::keep_box(Vec3::ZERO, Vec3::new(1.0, -1.0, 1.0)),
+            SplatCropVolume::keep_sphere(Vec3::ZERO, -2.0),
+            SplatCropVolume::keep_sphere(Vec3::NAN, 1.0),
+            SplatCropVolume::keep_sphere(Vec3::ZERO, f32::INFINITY),
         ] {
             assert_eq!(volume.unit_from_cloud(), None, "{volume:?}");
             assert!(!volume.contains(Vec3::ZERO));
@@ -209,8 +230,8 @@ mod tests {
                 "an empty keep volume keeps nothing"
             );
             let cut = SplatCrop {
-                volumes: vec![CropVolume {
-                    mode: CropMode::Cut,
+                volumes: vec![SplatCropVolume {
+                    mode: SplatCropMode::Cut,
                     ..volume
                 }],
             };
@@ -220,8 +241,9 @@ mod tests {
 
     #[test]
     fn volumes_past_the_gpu_limit_are_ignored() {
-        let mut volumes = vec![CropVolume::keep_sphere(Vec3::splat(100.0), 1.0); MAX_CROP_VOLUMES];
-        volumes.push(CropVolume::keep_sphere(Vec3::ZERO, 1.0));
+        let mut volumes =
+            vec![SplatCropVolume::keep_sphere(Vec3::splat(100.0), 1.0); MAX_CROP_VOLUMES];
+        volumes.push(SplatCropVolume::keep_sphere(Vec3::ZERO, 1.0));
         let crop = SplatCrop { volumes };
         assert!(!crop.keeps(Vec3::ZERO));
     }

@@ -16,12 +16,31 @@
 //!     .run();
 //! ```
 //!
-//! [`headless`] renders splat cameras into images without a window (native only).
+//! [`headless`] renders splat cameras into images without a window (native only);
+//! [`gpu_sort`] is the GPU radix sort and prefix scan the passes are built on, for
+//! any wgpu program.
+//!
+//! # Naming
+//!
+//! The types at the crate root and in [`render`] are named in two families.
+//! `Gaussian*` is the splat data and the plugin that brings it: the
+//! [`GaussianSplats`] asset, the [`GaussianCloud`] component that places one, the
+//! glTF `GaussianScene` and the component that spawns it (`GaussianSceneRoot`), and
+//! [`GaussianSplatPlugin`]. `Splat*` is everything that loads, configures, queries or
+//! reports on drawing them: [`SplatLoader`], [`SplatTint`], [`SplatCrop`],
+//! [`SplatComposite`], [`SplatRaycast`], [`SplatStats`], … The tool modules
+//! ([`asset::formats`], [`cameras`], [`raycast`]'s building blocks, [`gpu_sort`],
+//! [`headless`]) name their types within the module, read with its path
+//! (`formats::ply::PlyError`, `headless::Headless`). Former names that broke the
+//! scheme remain as deprecated aliases.
+
+#![warn(missing_docs)]
 
 pub mod asset;
 pub mod cameras;
 mod cloud;
 mod crop;
+pub mod gpu_sort;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
 #[cfg(feature = "picking")]
@@ -40,13 +59,15 @@ use bevy::camera::visibility::VisibilitySystems;
 use bevy::ecs::schedule::IntoScheduleConfigs;
 
 #[cfg(feature = "gltf")]
-pub use asset::{GaussianScene, GltfSplatLoader};
-pub use asset::{
-    GaussianSplats, PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings,
-    SplatStorage,
-};
+#[allow(deprecated)]
+pub use asset::GltfSplatLoader;
+#[cfg(feature = "gltf")]
+pub use asset::{GaussianScene, SplatSceneLoader};
+pub use asset::{GaussianSplats, SplatLoadError, SplatLoader, SplatLoaderSettings, SplatStorage};
+#[allow(deprecated)]
+pub use asset::{PlyLoader, PlyLoaderSettings};
 pub use cloud::{GaussianCloud, SplatRasterMode};
-pub use crop::{CropMode, CropShape, CropVolume, MAX_CROP_VOLUMES, SplatCrop};
+pub use crop::{MAX_CROP_VOLUMES, SplatCrop, SplatCropMode, SplatCropShape, SplatCropVolume};
 #[cfg(feature = "picking")]
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
@@ -59,6 +80,16 @@ pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
 pub use shader::{SplatShader, SplatShaderAppExt, SplatShaderId, SplatShaderSource, SplatShaders};
 pub use systems::SplatSystems;
 pub use tint::SplatTint;
+
+/// [`SplatCropVolume`]'s name before the crate's naming scheme.
+#[deprecated(note = "renamed to SplatCropVolume")]
+pub type CropVolume = SplatCropVolume;
+/// [`SplatCropShape`]'s name before the crate's naming scheme.
+#[deprecated(note = "renamed to SplatCropShape")]
+pub type CropShape = SplatCropShape;
+/// [`SplatCropMode`]'s name before the crate's naming scheme.
+#[deprecated(note = "renamed to SplatCropMode")]
+pub type CropMode = SplatCropMode;
 
 /// Registers the splat asset and its loaders (every splat file format, glTF scenes
 /// with the `gltf` feature), the [`GaussianCloud`] component and, where the app
@@ -78,9 +109,9 @@ impl Plugin for GaussianSplatPlugin {
             .register_type::<SplatRasterMode>()
             .register_type::<SplatTint>()
             .register_type::<SplatCrop>()
-            .register_type::<CropVolume>()
-            .register_type::<CropShape>()
-            .register_type::<CropMode>()
+            .register_type::<SplatCropVolume>()
+            .register_type::<SplatCropShape>()
+            .register_type::<SplatCropMode>()
             .register_type::<SplatShader>()
             .register_type::<SplatShaderId>()
             .init_resource::<SplatShaders>();
@@ -99,7 +130,7 @@ impl Plugin for GaussianSplatPlugin {
         app.register_type::<GaussianSceneRoot>()
             .register_type::<GaussianSceneSpawned>()
             .init_asset::<GaussianScene>()
-            .init_asset_loader::<GltfSplatLoader>()
+            .init_asset_loader::<SplatSceneLoader>()
             .add_systems(
                 bevy::app::Update,
                 scene::spawn_gaussian_scenes.in_set(SplatSystems::SceneSpawn),

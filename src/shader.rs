@@ -52,7 +52,9 @@ pub struct SplatShaderId(pub u32);
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
 #[reflect(Component, Debug, PartialEq, Default)]
 pub struct SplatShader {
+    /// The shader, as [`SplatShaderAppExt::add_splat_shader`] returned it.
     pub id: SplatShaderId,
+    /// `context.params` in the shader.
     pub params: [Vec4; 2],
 }
 
@@ -77,7 +79,9 @@ impl SplatShader {
 /// `#import bevy_splat::preprocess::hook::{Splat, SplatContext}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplatShaderSource {
+    /// Names the shader in compile errors and logs.
     pub name: String,
+    /// The module's WGSL source.
     pub wgsl: String,
 }
 

@@ -11,7 +11,7 @@ use bevy_splat::asset::SplatGeometry;
 use bevy_splat::asset::decoded::{SH_C0, opacity_logit};
 use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::Headless;
-use bevy_splat::{CropShape, CropVolume, GaussianSplats, SplatCrop, SplatTint};
+use bevy_splat::{GaussianSplats, SplatCrop, SplatCropShape, SplatCropVolume, SplatTint};
 
 use reference_raster::max_difference;
 
@@ -121,15 +121,15 @@ fn a_crop_draws_what_the_cropped_data_draws() {
     // turned box.
     let crop = SplatCrop {
         volumes: vec![
-            CropVolume {
-                shape: CropShape::Box {
+            SplatCropVolume {
+                shape: SplatCropShape::Box {
                     centre: Vec3::new(0.0, 1.1, 0.0),
                     half_size: Vec3::new(0.9, 0.85, 0.9),
                     rotation: Quat::from_rotation_y(0.5),
                 },
-                mode: bevy_splat::CropMode::Keep,
+                mode: bevy_splat::SplatCropMode::Keep,
             },
-            CropVolume::cut_sphere(Vec3::new(0.0, 1.0, 0.2), 0.3),
+            SplatCropVolume::cut_sphere(Vec3::new(0.0, 1.0, 0.2), 0.3),
         ],
     };
     let splats = angel();
@@ -152,10 +152,10 @@ fn a_crop_draws_what_the_cropped_data_draws() {
 fn degenerate_crop_volumes_keep_nothing_or_cut_nothing() {
     let whole = render(angel(), ());
     for volume in [
-        CropVolume::keep_box(Vec3::ZERO, Vec3::ZERO),
-        CropVolume::keep_box(Vec3::ZERO, Vec3::new(1.0, -2.0, 1.0)),
-        CropVolume::keep_sphere(Vec3::ZERO, -1.0),
-        CropVolume::keep_sphere(Vec3::NAN, 1.0),
+        SplatCropVolume::keep_box(Vec3::ZERO, Vec3::ZERO),
+        SplatCropVolume::keep_box(Vec3::ZERO, Vec3::new(1.0, -2.0, 1.0)),
+        SplatCropVolume::keep_sphere(Vec3::ZERO, -1.0),
+        SplatCropVolume::keep_sphere(Vec3::NAN, 1.0),
     ] {
         let kept = render(
             angel(),
@@ -164,8 +164,8 @@ fn degenerate_crop_volumes_keep_nothing_or_cut_nothing() {
             },
         );
         assert!(kept.iter().all(|&v| v == 0), "{volume:?} keeps nothing");
-        let cut = CropVolume {
-            mode: bevy_splat::CropMode::Cut,
+        let cut = SplatCropVolume {
+            mode: bevy_splat::SplatCropMode::Cut,
             ..volume
         };
         let uncut = render(angel(), SplatCrop { volumes: vec![cut] });

@@ -5,11 +5,11 @@ mod common;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use bevy_splat::render::passes::radix_sort::{
+use bevy_splat::gpu_sort::{
     LookBack, ONESWEEP_LARGEST_SORT, RadixSort, SORT_BLOCK, SORT_WORKGROUP_SIZE, SortAlgorithm,
     SortBuffers, SortKey, SortStorage, SortValues,
 };
-use bevy_splat::render::passes::scan::{PrefixScan, SCAN_BLOCK, ScanBuffers};
+use bevy_splat::gpu_sort::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
 
 /// The counter buffer of every test holds n and the scan total side by side, at

@@ -17,8 +17,8 @@ use serde::de::DeserializeSeed;
 
 use bevy_splat::asset::{GaussianSceneNode, SplatGeometry};
 use bevy_splat::{
-    CropMode, CropShape, CropVolume, GaussianCloud, GaussianScene, GaussianSceneRoot,
-    GaussianSceneSpawned, GaussianSplatPlugin, GaussianSplats, SplatCrop, SplatGpuLimits,
+    GaussianCloud, GaussianScene, GaussianSceneRoot, GaussianSceneSpawned, GaussianSplatPlugin,
+    GaussianSplats, SplatCrop, SplatCropMode, SplatCropShape, SplatCropVolume, SplatGpuLimits,
     SplatMemory, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings, SplatRasterMode,
     SplatRaycastPlugin, SplatSystems, SplatTint,
 };
@@ -151,7 +151,7 @@ fn cloud_components_read_back_through_the_registry() {
     let crop = crop();
     let entity = component_round_trip(world, &registry, &crop);
     check_default::<SplatCrop>(&registry);
-    check_default::<CropMode>(&registry);
+    check_default::<SplatCropMode>(&registry);
     let ReflectRef::Struct(fields) = reflected::<SplatCrop>(world, &registry, entity).reflect_ref()
     else {
         panic!("SplatCrop reflects as a struct");
@@ -161,11 +161,14 @@ fn cloud_components_read_back_through_the_registry() {
     };
     assert_eq!(volumes.len(), 2);
     let ReflectRef::Struct(second) = volumes.get(1).expect("a second volume").reflect_ref() else {
-        panic!("a CropVolume reflects as a struct");
+        panic!("a SplatCropVolume reflects as a struct");
     };
-    assert_eq!(second.get_field::<CropMode>("mode"), Some(&CropMode::Cut));
+    assert_eq!(
+        second.get_field::<SplatCropMode>("mode"),
+        Some(&SplatCropMode::Cut)
+    );
     let ReflectRef::Enum(shape) = second.field("shape").expect("shape").reflect_ref() else {
-        panic!("CropShape reflects as an enum");
+        panic!("SplatCropShape reflects as an enum");
     };
     assert_eq!(shape.variant_name(), "Sphere");
     assert_eq!(
@@ -175,9 +178,9 @@ fn cloud_components_read_back_through_the_registry() {
         Some(&0.5)
     );
     for nested in [
-        TypeId::of::<CropVolume>(),
-        TypeId::of::<CropShape>(),
-        TypeId::of::<CropMode>(),
+        TypeId::of::<SplatCropVolume>(),
+        TypeId::of::<SplatCropShape>(),
+        TypeId::of::<SplatCropMode>(),
     ] {
         assert!(registry.get(nested).is_some());
     }
@@ -186,15 +189,15 @@ fn cloud_components_read_back_through_the_registry() {
 fn crop() -> SplatCrop {
     SplatCrop {
         volumes: vec![
-            CropVolume {
-                shape: CropShape::Box {
+            SplatCropVolume {
+                shape: SplatCropShape::Box {
                     centre: Vec3::new(1.0, 2.0, 3.0),
                     half_size: Vec3::splat(4.0),
                     rotation: Quat::from_rotation_y(0.5),
                 },
-                mode: CropMode::Keep,
+                mode: SplatCropMode::Keep,
             },
-            CropVolume::cut_sphere(Vec3::ZERO, 0.5),
+            SplatCropVolume::cut_sphere(Vec3::ZERO, 0.5),
         ],
     }
 }

@@ -5,6 +5,7 @@
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SplatGeometry {
+    /// `x, y, z`: the centre, in the file's frame.
     pub position: [f32; 3],
     /// `opacity` (a logit).
     pub opacity_logit: f32,
@@ -19,6 +20,7 @@ pub struct SplatGeometry {
 /// The splats of one file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecodedSplats {
+    /// One per splat, in the file's order.
     pub geometry: Vec<SplatGeometry>,
     /// 0..=3.
     pub sh_degree: u8,
@@ -60,10 +62,12 @@ impl DecodedSplats {
         }
     }
 
+    /// The number of splats.
     pub fn len(&self) -> usize {
         self.geometry.len()
     }
 
+    /// Whether there are no splats.
     pub fn is_empty(&self) -> bool {
         self.geometry.is_empty()
     }

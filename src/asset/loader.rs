@@ -17,8 +17,10 @@ use super::splats::{GaussianSplats, SplatStorage};
 pub struct SplatLoader;
 
 /// The loader's former name, from when it read only PLY files.
+#[deprecated(note = "renamed to SplatLoader")]
 pub type PlyLoader = SplatLoader;
 /// The loader settings' former name.
+#[deprecated(note = "renamed to SplatLoaderSettings")]
 pub type PlyLoaderSettings = SplatLoaderSettings;
 
 /// How [`SplatLoader`] prepares what it loads. Use with
@@ -54,7 +56,12 @@ pub enum SplatLoadError {
     Io(#[from] std::io::Error),
     /// A file a SOG `meta.json` names could not be read.
     #[error("could not read {path}, which the SOG meta.json names: {message}")]
-    SiblingFile { path: String, message: String },
+    SiblingFile {
+        /// Its asset path (its name as written, where that did not resolve).
+        path: String,
+        /// Why it could not be read.
+        message: String,
+    },
     /// The extension is not one of a splat format.
     #[error("{0}: not a splat file extension")]
     UnknownExtension(String),

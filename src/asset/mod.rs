@@ -14,7 +14,12 @@ mod scene;
 mod splats;
 
 pub use decoded::{DecodedSplats, SplatGeometry};
-pub use loader::{PlyLoader, PlyLoaderSettings, SplatLoadError, SplatLoader, SplatLoaderSettings};
+#[allow(deprecated)]
+pub use loader::{PlyLoader, PlyLoaderSettings};
+pub use loader::{SplatLoadError, SplatLoader, SplatLoaderSettings};
 #[cfg(feature = "gltf")]
-pub use scene::{GaussianScene, GaussianSceneNode, GltfSplatLoadError, GltfSplatLoader};
+pub use scene::{GaussianScene, GaussianSceneNode, SplatSceneLoadError, SplatSceneLoader};
+#[cfg(feature = "gltf")]
+#[allow(deprecated)]
+pub use scene::{GltfSplatLoadError, GltfSplatLoader};
 pub use splats::{GaussianSplats, SplatStorage};

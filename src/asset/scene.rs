@@ -1,6 +1,6 @@
 //! glTF scenes of splats as Bevy assets: [`GaussianScene`] is the node hierarchy, its
 //! clouds are labeled [`GaussianSplats`] sub-assets (`Node{n}/Splats{p}`), and
-//! [`GltfSplatLoader`] reads `.gltf` and `.glb` files into it.
+//! [`SplatSceneLoader`] reads `.gltf` and `.glb` files into it.
 
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetLoader, Handle, LoadContext};
@@ -26,7 +26,9 @@ pub struct GaussianScene {
 /// One node: its transform relative to its parent and the clouds of its mesh.
 #[derive(Clone, Debug)]
 pub struct GaussianSceneNode {
+    /// The glTF node's `name`, if it has one.
     pub name: Option<String>,
+    /// Relative to the parent node (to the scene root for a root).
     pub transform: Transform,
     /// Indices into [`GaussianScene::nodes`].
     pub children: Vec<usize>,
@@ -44,37 +46,58 @@ impl GaussianScene {
 /// Loads `.gltf` and `.glb` files whose `POINTS` primitives carry
 /// `KHR_gaussian_splatting` (or its SPZ-compressed and draft forms).
 #[derive(Default, TypePath)]
-pub struct GltfSplatLoader;
+pub struct SplatSceneLoader;
+
+/// The loader's name before the crate's naming scheme.
+#[deprecated(note = "renamed to SplatSceneLoader")]
+pub type GltfSplatLoader = SplatSceneLoader;
+/// The loader's value under its former name: a unit struct's name is a value too,
+/// which a type alias is not.
+#[deprecated(note = "renamed to SplatSceneLoader")]
+#[allow(non_upper_case_globals)]
+pub const GltfSplatLoader: SplatSceneLoader = SplatSceneLoader;
 
 /// Why a glTF splat scene did not load.
 #[derive(Debug, thiserror::Error)]
-pub enum GltfSplatLoadError {
+pub enum SplatSceneLoadError {
+    /// The file could not be read.
     #[error("could not read the glTF file: {0}")]
     Io(#[from] std::io::Error),
+    /// A buffer file the glTF file names could not be read.
     #[error("could not read {path}, which the glTF file names: {message}")]
-    ExternalBuffer { path: String, message: String },
+    ExternalBuffer {
+        /// Its asset path (its name as written, where that did not resolve).
+        path: String,
+        /// Why it could not be read.
+        message: String,
+    },
+    /// The file is not a valid glTF splat scene.
     #[error("invalid glTF splat file: {0}")]
     Gltf(#[from] GltfError),
 }
 
-impl AssetLoader for GltfSplatLoader {
+/// The error's name before the crate's naming scheme.
+#[deprecated(note = "renamed to SplatSceneLoadError")]
+pub type GltfSplatLoadError = SplatSceneLoadError;
+
+impl AssetLoader for SplatSceneLoader {
     type Asset = GaussianScene;
     type Settings = ();
-    type Error = GltfSplatLoadError;
+    type Error = SplatSceneLoadError;
 
     async fn load(
         &self,
         reader: &mut dyn Reader,
         _settings: &(),
         load_context: &mut LoadContext<'_>,
-    ) -> Result<GaussianScene, GltfSplatLoadError> {
+    ) -> Result<GaussianScene, SplatSceneLoadError> {
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes).await?;
         let document = gltf::parse(&bytes)?;
         let mut buffers = std::collections::HashMap::new();
         for uri in document.external_buffers() {
             let data = read_beside(load_context, &uri).await.map_err(|e| {
-                GltfSplatLoadError::ExternalBuffer {
+                SplatSceneLoadError::ExternalBuffer {
                     path: e.path,
                     message: e.message,
                 }

@@ -21,7 +21,7 @@ use crate::cloud::GaussianCloud;
 use crate::raycast::bvh_cache::shape_of;
 use crate::raycast::cast::local_ray;
 use crate::raycast::{PreparedSplat, Ray};
-use crate::render::{GpuPick, MAX_PICKS, PickAnswer, SplatPickAnswers, SplatPickRequest};
+use crate::render::{MAX_PICKS, SplatPick, SplatPickAnswer, SplatPickAnswers, SplatPickRequest};
 
 /// Requests kept per camera while their answers are on the way (answers come back a
 /// frame or two late; older ones are dropped).
@@ -91,7 +91,7 @@ impl CameraPicks {
     /// `peak` gives the hit splat's peak along that ray, where its asset is at hand.
     fn receive(
         &mut self,
-        answer: PickAnswer,
+        answer: SplatPickAnswer,
         camera: &GlobalTransform,
         peak: impl Fn(Entity, u32, Ray3d) -> Option<f32>,
     ) {
@@ -106,7 +106,7 @@ impl CameraPicks {
             .iter()
             .zip(&answer.hits)
             .filter_map(|(&(pointer, ray), hit)| {
-                let GpuPick {
+                let SplatPick {
                     cloud,
                     splat_index,
                     view_depth,

@@ -35,6 +35,7 @@ pub const MIN_AXIS_RATIO: f32 = 1e-12;
 /// One Gaussian as it comes from a splat file, in the cloud's local frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SplatShape {
+    /// The centre (the mean).
     pub centre: Vec3,
     /// Linear standard deviations along the splat's own axes (already
     /// exponentiated).
@@ -49,7 +50,9 @@ pub struct SplatShape {
 /// something.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aabb {
+    /// The least corner.
     pub min: Vec3,
+    /// The greatest corner.
     pub max: Vec3,
 }
 
@@ -60,6 +63,7 @@ impl Aabb {
         max: Vec3::NEG_INFINITY,
     };
 
+    /// The smallest box holding both.
     #[must_use]
     pub fn union(self, other: Self) -> Self {
         Self {
@@ -68,6 +72,7 @@ impl Aabb {
         }
     }
 
+    /// The box's centre.
     #[must_use]
     pub fn centroid(&self) -> Vec3 {
         (self.min + self.max) * 0.5
@@ -118,26 +123,31 @@ impl Ray {
         })
     }
 
+    /// Where the ray starts (at `t = 0`).
     #[must_use]
     pub fn origin(&self) -> Vec3 {
         self.origin
     }
 
+    /// The unit direction.
     #[must_use]
     pub fn direction(&self) -> Vec3 {
         self.direction
     }
 
+    /// The nearest distance the ray hits at.
     #[must_use]
     pub fn t_min(&self) -> f32 {
         self.t_min
     }
 
+    /// The farthest distance the ray hits at.
     #[must_use]
     pub fn t_max(&self) -> f32 {
         self.t_max
     }
 
+    /// The point at distance `t`.
     #[must_use]
     pub fn point_at(&self, t: f32) -> Vec3 {
         self.origin + self.direction * t
@@ -208,7 +218,9 @@ pub struct Contribution {
     /// kept inside the splat's own box span (see
     /// [`PreparedSplat::contribution`]).
     pub t: f32,
+    /// The splat's opacity at its peak along the ray, at most [`MAX_ALPHA`].
     pub alpha: f32,
+    /// Squared Mahalanobis distance from the splat centre at the peak.
     pub mahalanobis_sq: f32,
 }
 
@@ -286,11 +298,13 @@ impl PreparedSplat {
         })
     }
 
+    /// The splat's centre.
     #[must_use]
     pub fn centre(&self) -> Vec3 {
         self.centre
     }
 
+    /// The splat's peak opacity, at most 1.
     #[must_use]
     pub fn opacity(&self) -> f32 {
         self.opacity

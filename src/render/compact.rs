@@ -456,4 +456,156 @@ mod tests {
         assert_eq!(compact_sh_words(4, 27), 24);
         assert_eq!(compact_sh_words(3, 48), 34);
     }
+
+    /// The splats (geometry, SH) as the decoders above read `packed` and `sh` back:
+    /// what the GPU should see of each, in f32.
+    fn decode_cloud(
+        packed: &[u32],
+        sh: &[u32],
+        count: usize,
+        sh_stride: usize,
+    ) -> (Vec<SplatGeometry>, Vec<f32>) {
+        let rest = compact_sh_bytes(sh_stride);
+        let mut geometry = Vec::with_capacity(count);
+        let mut coefficients = Vec::with_capacity(count * sh_stride);
+        for index in 0..count {
+            let w = words(packed, count, index);
+            geometry.push(SplatGeometry {
+                position: decode_position(packed, count, index),
+                opacity_logit: decode_half(w[2], true),
+                rotation: decode_rotation(w[0]),
+                log_scale: [
+                    decode_half(w[1], false),
+                    decode_half(w[1], true),
+                    decode_half(w[2], false),
+                ],
+                _pad: 0.0,
+            });
+            coefficients.extend([
+                decode_half(w[3], false),
+                decode_half(w[3], true),
+                decode_half(w[4], false),
+            ]);
+            let scale = decode_half(w[4], true);
+            coefficients.extend(decode_rest(sh, index * rest, scale, rest));
+        }
+        (geometry, coefficients)
+    }
+
+    /// The preprocess reads the words exactly as written here, at every SH degree: a
+    /// compact cloud draws what the full (f32) layout draws of the same splats as the
+    /// decoders above, which follow `preprocess_compact.wgsl`, read them back. (The
+    /// full layout is checked against the CPU rasterizer in `tests/cpu_reference.rs`.)
+    /// Renders on the GPU (lavapipe in CI).
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn the_gpu_reads_compact_words_as_written() {
+        use bevy::camera::PerspectiveProjection;
+        use bevy::camera::visibility::RenderLayers;
+        use bevy::math::UVec2;
+        use bevy::prelude::{DefaultPlugins, PluginGroup};
+        use bevy::transform::components::Transform;
+        use bevy::winit::WinitPlugin;
+
+        use crate::headless::{Headless, quiet_log};
+        use crate::{GaussianSplats, SplatStorage};
+
+        const SIZE: UVec2 = UVec2::new(72, 40);
+        const FOV_Y: f32 = 1.0;
+        // splitmix64, as floats in [0, 1).
+        let mut state = 0x0c0f_fee5_u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (width, height) = (SIZE.x as f32, SIZE.y as f32);
+        let focal = height / 2.0 / (FOV_Y / 2.0).tan();
+
+        let mut headless = Headless::new(DefaultPlugins.set(quiet_log()).disable::<WinitPlugin>());
+        let mut cameras = Vec::new();
+        for degree in 0..=3u8 {
+            let stride = 3 * (usize::from(degree) + 1).pow(2);
+            // 40 splats over the image at depths 2 to 3, turned and stretched.
+            let geometry: Vec<SplatGeometry> = (0..40)
+                .map(|_| {
+                    let (x, y, z) = (next() * width, next() * height, 2.0 + next());
+                    let opacity = 0.3 + 0.6 * next();
+                    SplatGeometry {
+                        position: [
+                            (x - width / 2.0) / focal * z,
+                            -(y - height / 2.0) / focal * z,
+                            -z,
+                        ],
+                        opacity_logit: (opacity / (1.0 - opacity)).ln(),
+                        rotation: [next() - 0.5, next() - 0.5, next() - 0.5, next() - 0.5],
+                        log_scale: [
+                            (0.03 + 0.1 * next()).ln(),
+                            (0.03 + 0.1 * next()).ln(),
+                            0.05_f32.ln(),
+                        ],
+                        _pad: 0.0,
+                    }
+                })
+                .collect();
+            let sh: Vec<f32> = (0..geometry.len() * stride)
+                .map(|_| next() * 2.0 - 1.0)
+                .collect();
+            let (packed, sh_words) = encode_compact(&geometry, &sh, stride);
+            let (decoded_geometry, decoded_sh) =
+                decode_cloud(&packed, &sh_words, geometry.len(), stride);
+            let clouds = [
+                GaussianSplats::new(geometry, sh, degree)
+                    .unwrap()
+                    .with_storage(SplatStorage::Compact),
+                GaussianSplats::new(decoded_geometry, decoded_sh, degree)
+                    .unwrap()
+                    .with_storage(SplatStorage::Full),
+            ];
+            // Each cloud alone in a camera of its own, through a render layer.
+            for (i, cloud) in clouds.into_iter().enumerate() {
+                let layer = RenderLayers::layer(1 + 2 * usize::from(degree) + i);
+                let handle = headless.add_splats(cloud);
+                let entity = headless.spawn_cloud(handle, Transform::IDENTITY);
+                headless
+                    .app
+                    .world_mut()
+                    .entity_mut(entity)
+                    .insert(layer.clone());
+                let projection = PerspectiveProjection {
+                    fov: FOV_Y,
+                    aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
+                    near: 0.01,
+                    ..Default::default()
+                };
+                let camera = headless.spawn_camera(Transform::IDENTITY, projection, SIZE, None);
+                headless
+                    .app
+                    .world_mut()
+                    .entity_mut(camera.entity)
+                    .insert(layer);
+                cameras.push(camera);
+            }
+        }
+        let images = headless.render(&cameras).expect("the clouds render");
+        for (degree, pair) in images.chunks_exact(2).enumerate() {
+            let (compact, full) = (&pair[0], &pair[1]);
+            let mut worst = 0;
+            let mut lit = 0;
+            for y in 0..SIZE.y {
+                for x in 0..SIZE.x {
+                    let (a, b) = (compact.pixel(x, y), full.pixel(x, y));
+                    worst = worst.max((0..4).map(|c| a[c].abs_diff(b[c])).max().unwrap_or(0));
+                    lit += usize::from(b[..3].iter().any(|&c| c > 2));
+                }
+            }
+            println!("degree {degree}: max difference {worst}/255, {lit} pixels lit");
+            assert!(lit > 500, "degree {degree}: only {lit} pixels drawn");
+            // Identical on lavapipe; 1/255 leaves a GPU its own rounding of the
+            // decode (a fused multiply-add, a square root).
+            assert!(worst <= 1, "degree {degree}: max difference {worst}/255");
+        }
+    }
 }

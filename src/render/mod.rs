@@ -1,26 +1,32 @@
-//! Render-world wiring of the splat pipeline.
+//! The render side of the plugin: what an app puts on a camera to change how its
+//! splats are drawn ([`SplatComposite`], [`SplatDepth`], [`SplatPassTimes`],
+//! [`SplatPickRequest`]), what it reads back about the drawing ([`SplatStats`],
+//! [`SplatMemory`], [`SplatPickAnswers`], the diagnostics named by [`PASS_NAMES`]
+//! under [`DIAGNOSTIC_SPAN`]) and the caps it may set below the device's limits
+//! ([`SplatGpuLimits`]). The passes themselves are private; the GPU radix sort and
+//! prefix scan they are built on are public in [`gpu_sort`](crate::gpu_sort).
 //!
 //! Per camera view, every frame:
 //! preprocess → depth sort → scan → duplicate → tile sort → tile range → tile render →
 //! composite.
 //!
-//! - [`passes`]: one module per compute pass, its WGSL beside it;
-//! - `view`: what each camera keeps across frames (its bands, their buffers, the
-//!   counters read back from the GPU, the statistics) and the frame it records;
-//! - here: the plugin, `extract`ion from the main world, `prepare` (sizes the
-//!   views' buffers and binds their frame), the graph `node` that records it, the
-//!   GPU upload of each cloud ([`gpu_cloud`]), the GPU memory accounting
-//!   (`memory`, [`SplatMemory`]) and the caps an app may set below the device's
-//!   limits (`limits`, [`SplatGpuLimits`]).
+//! Inside (crate-private): `passes`, one module per compute pass, its WGSL beside it;
+//! `view`, what each camera keeps across frames (its bands, their buffers, the
+//! counters read back from the GPU, the statistics) and the frame it records; and
+//! here the plugin, `extract`ion from the main world, `prepare` (sizes the views'
+//! buffers and binds their frame), `record` (records the frame into the camera's
+//! schedule), the GPU upload of each cloud (`gpu_cloud`, in the layout `compact`
+//! encodes for [`SplatStorage::Compact`](crate::SplatStorage::Compact)), the GPU
+//! memory accounting (`memory`) and the caps (`limits`).
 //!
 //! See `docs/ARCHITECTURE.md` for the whole map.
 
-pub mod compact;
+pub(crate) mod compact;
 mod extract;
-pub mod gpu_cloud;
+pub(crate) mod gpu_cloud;
 mod limits;
 mod memory;
-pub mod passes;
+pub(crate) mod passes;
 mod pipelines;
 mod prepare;
 mod record;
@@ -40,7 +46,6 @@ use bevy::render::{
     ExtractSchedule, Render, RenderApp, RenderPlugin, RenderStartup, RenderSystems,
 };
 
-pub use gpu_cloud::GpuSplats;
 pub use limits::{MIN_STORAGE_BINDING_BYTES, SplatGpuLimits};
 pub use memory::SplatMemory;
 pub use passes::common::{BIN_SIZE, TILE_SIZE};
@@ -49,12 +54,20 @@ pub use passes::depth_write::SplatDepth;
 pub use passes::pick::MAX_PICKS;
 pub use record::DIAGNOSTIC_SPAN;
 pub use stage::{PASS_NAMES, SplatStage};
-pub use view::picks::{GpuPick, PickAnswer, SplatPickAnswers, SplatPickRequest};
+pub use view::picks::{SplatPick, SplatPickAnswer, SplatPickAnswers, SplatPickRequest};
 pub use view::stats::{SplatStats, SplatViewStats};
 pub use view::timestamps::SplatPassTimes;
 
+/// [`SplatPick`]'s name before the crate's naming scheme.
+#[deprecated(note = "renamed to SplatPick")]
+pub type GpuPick = SplatPick;
+/// [`SplatPickAnswer`]'s name before the crate's naming scheme.
+#[deprecated(note = "renamed to SplatPickAnswer")]
+pub type PickAnswer = SplatPickAnswer;
+
 use crate::cloud::GaussianCloud;
 use crate::shader::SplatShaders;
+use gpu_cloud::GpuSplats;
 
 /// Adds the splat passes to every 3D camera's render schedule.
 pub(crate) struct SplatRenderPlugin;

@@ -9,7 +9,7 @@ use bevy::picking::pointer::{PointerAction, PointerButton, PointerInput};
 use bevy::prelude::*;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::headless::{Headless, HeadlessCamera};
-use bevy_splat::{CropVolume, GaussianSplats, SplatCrop, SplatHit, SplatTint};
+use bevy_splat::{GaussianSplats, SplatCrop, SplatCropVolume, SplatHit, SplatTint};
 
 use crate::pointers::{
     hovered, location, picking_app, pointer_id, settle, spawn_pointers, splat_hit,
@@ -133,7 +133,7 @@ fn a_crop_cuts_the_pick_where_it_cuts_the_image() {
         .world_mut()
         .entity_mut(front)
         .insert(SplatCrop {
-            volumes: vec![CropVolume::cut_box(
+            volumes: vec![SplatCropVolume::cut_box(
                 Vec3::new(0.0, 0.0, -3.0),
                 Vec3::new(0.5, 0.5, 0.5),
             )],

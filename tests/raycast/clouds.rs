@@ -11,7 +11,7 @@ use bevy_splat::asset::SplatGeometry;
 use bevy_splat::asset::formats::ply;
 use bevy_splat::raycast::{CastSettings, SplatBvhs};
 use bevy_splat::{
-    CropVolume, GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatCrop, SplatRayHit,
+    GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatCrop, SplatCropVolume, SplatRayHit,
     SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings, SplatTint,
 };
 
@@ -271,7 +271,7 @@ fn crops_and_tints_apply_to_ray_casts_as_to_drawing() {
     let mut app = app();
     let splats = angel();
     let crop = SplatCrop {
-        volumes: vec![CropVolume::cut_box(
+        volumes: vec![SplatCropVolume::cut_box(
             Vec3::new(0.0, 0.2, 0.0),
             Vec3::new(2.0, 0.6, 2.0),
         )],

@@ -129,28 +129,37 @@ pub enum DecodeError {
         found.map_or("no splat format this crate knows", Format::name)
     )]
     FormatMismatch {
+        /// The format the extension named.
         expected: Format,
+        /// The format the content has, if any known.
         found: Option<Format>,
     },
     /// The format's decoder is not compiled in (its crate feature is off).
     #[error("{} files need the `{feature}` feature of bevy_splat", format.name())]
     FeatureDisabled {
+        /// The file's format.
         format: Format,
+        /// The crate feature that decodes it.
         feature: &'static str,
     },
     /// The format has more than one file or a scene: use its own decoder.
     #[error("{} files are not read from one byte buffer here", .0.name())]
     NotSingleFile(Format),
+    /// The PLY decoder refused the file.
     #[error("invalid PLY file: {0}")]
     Ply(#[from] ply::PlyError),
+    /// The `.splat` decoder refused the file.
     #[error("invalid .splat file: {0}")]
     Splat(#[from] splat::SplatFileError),
+    /// The SPZ decoder refused the file.
     #[cfg(feature = "spz")]
     #[error("invalid SPZ file: {0}")]
     Spz(#[from] spz::SpzError),
+    /// The SOG decoder refused the file.
     #[cfg(feature = "sog")]
     #[error("invalid SOG file: {0}")]
     Sog(#[from] sog::SogError),
+    /// The glTF decoder refused the file.
     #[cfg(feature = "gltf")]
     #[error("invalid glTF splat file: {0}")]
     Gltf(#[from] gltf::GltfError),
@@ -241,12 +250,20 @@ fn read_file(path: &std::path::Path) -> Result<Vec<u8>, PathDecodeError> {
 #[cfg(not(target_arch = "wasm32"))]
 #[derive(Debug, thiserror::Error)]
 pub enum PathDecodeError {
+    /// A file (the one named, or one it names) could not be read: its path and why.
     #[error("cannot read {0}: {1}")]
     Io(String, std::io::Error),
+    /// The path's extension names no splat format.
     #[error("{0}: not a splat file extension (.ply, .splat, .spz, .sog, meta.json, .gltf, .glb)")]
     UnknownExtension(String),
+    /// The file was read but did not decode.
     #[error("{path}: {source}")]
-    Decode { path: String, source: DecodeError },
+    Decode {
+        /// The file.
+        path: String,
+        /// Why it did not decode.
+        source: DecodeError,
+    },
 }
 
 #[cfg(test)]

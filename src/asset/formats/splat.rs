@@ -5,19 +5,29 @@
 
 use crate::asset::decoded::{DecodedSplats, SplatGeometry, f_dc_from_colour, opacity_logit};
 
+/// Bytes of one splat's record.
 pub const BYTES_PER_SPLAT: usize = 32;
 
+/// Why a `.splat` file did not decode: with no header, only its length can be wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SplatFileError {
+    /// No bytes at all.
     #[error("empty .splat file")]
     Empty,
+    /// The length is not a whole number of records.
     #[error(
         ".splat file is {len} bytes, not a whole number of {BYTES_PER_SPLAT}-byte splats \
          ({remainder} bytes left over)"
     )]
-    BadLength { len: usize, remainder: usize },
+    BadLength {
+        /// The file's length.
+        len: usize,
+        /// The bytes past the last whole record.
+        remainder: usize,
+    },
 }
 
+/// Decodes a `.splat` file; positions stay in the trainer's frame, as stored.
 pub fn decode(bytes: &[u8]) -> Result<DecodedSplats, SplatFileError> {
     if bytes.is_empty() {
         return Err(SplatFileError::Empty);

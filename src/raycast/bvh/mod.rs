@@ -62,6 +62,7 @@ impl SplatBvh {
         self.splats.len()
     }
 
+    /// Whether no splat is indexed.
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.splats.is_empty()

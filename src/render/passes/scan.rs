@@ -83,6 +83,8 @@ pub struct ScanBuffers {
 }
 
 impl PrefixScan {
+    /// The scan's pipelines for `device`, its grids within the device's limit on
+    /// workgroups per dimension.
     pub fn new(device: &wgpu::Device) -> Self {
         Self::with_max_workgroups_per_dimension(
             device,

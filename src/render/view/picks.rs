@@ -33,7 +33,7 @@ pub struct SplatPickRequest {
 
 /// The surface the GPU found under one pixel.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GpuPick {
+pub struct SplatPick {
     /// The cloud (main-world entity).
     pub cloud: Entity,
     /// The hit splat's index in the cloud's asset.
@@ -44,9 +44,11 @@ pub struct GpuPick {
 
 /// The GPU's answer to one [`SplatPickRequest`]: one entry per pixel, in its order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PickAnswer {
+pub struct SplatPickAnswer {
+    /// The [`SplatPickRequest::id`] this answers.
     pub id: u64,
-    pub hits: Vec<Option<GpuPick>>,
+    /// The surface under each requested pixel, `None` where no splat covers it.
+    pub hits: Vec<Option<SplatPick>>,
 }
 
 /// The latest answer per camera (main-world entity), shared by both worlds.
@@ -54,15 +56,15 @@ pub struct PickAnswer {
 #[derive(Resource, Clone, Default, Debug, Reflect)]
 #[reflect(opaque)]
 #[reflect(Resource, Default, Debug, Clone)]
-pub struct SplatPickAnswers(Arc<Mutex<HashMap<Entity, PickAnswer>>>);
+pub struct SplatPickAnswers(Arc<Mutex<HashMap<Entity, SplatPickAnswer>>>);
 
 impl SplatPickAnswers {
     /// The newest answer for `camera` not taken yet.
-    pub fn take(&self, camera: Entity) -> Option<PickAnswer> {
+    pub fn take(&self, camera: Entity) -> Option<SplatPickAnswer> {
         self.lock().remove(&camera)
     }
 
-    pub(crate) fn put(&self, camera: Entity, answer: PickAnswer) {
+    pub(crate) fn put(&self, camera: Entity, answer: SplatPickAnswer) {
         self.lock().insert(camera, answer);
     }
 
@@ -71,7 +73,7 @@ impl SplatPickAnswers {
         self.lock().retain(|camera, _| keep(camera));
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Entity, PickAnswer>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Entity, SplatPickAnswer>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -180,7 +182,7 @@ impl ViewPicks {
     }
 
     /// Called before encoding a frame: the latest answer, if it is back.
-    pub fn poll(&self, device: &Device) -> Option<PickAnswer> {
+    pub fn poll(&self, device: &Device) -> Option<SplatPickAnswer> {
         let words = self.staging.poll(device, |data| {
             bytemuck::cast_slice::<u8, u32>(data).to_vec()
         })?;
@@ -196,20 +198,20 @@ impl ViewPicks {
 }
 
 /// Reads `PickHit`s (found, instance, splat, depth bits) for the ticket's pixels.
-fn answer(ticket: &PickTicket, words: &[u32]) -> PickAnswer {
+fn answer(ticket: &PickTicket, words: &[u32]) -> SplatPickAnswer {
     let hits = words
         .chunks_exact(4)
         .take(ticket.pixels as usize)
         .map(|hit| {
             let cloud = *ticket.clouds.get(hit[1] as usize)?;
-            (hit[0] == 1).then_some(GpuPick {
+            (hit[0] == 1).then_some(SplatPick {
                 cloud,
                 splat_index: hit[2],
                 view_depth: f32::from_bits(hit[3]),
             })
         })
         .collect();
-    PickAnswer {
+    SplatPickAnswer {
         id: ticket.id,
         hits,
     }
@@ -250,7 +252,7 @@ mod tests {
         assert_eq!(answer.hits.len(), 3);
         assert_eq!(
             answer.hits[0],
-            Some(GpuPick {
+            Some(SplatPick {
                 cloud: Entity::from_raw_u32(7).unwrap(),
                 splat_index: 42,
                 view_depth: 2.5

@@ -18,6 +18,7 @@ use crate::asset::decoded::{DecodedSplats, sh_stride};
 /// How to read what the file leaves open.
 #[derive(Clone, Debug)]
 pub struct DecodeOptions {
+    /// How SCALE values are read: linear (the ratified spec) or logs (its draft).
     pub scale_encoding: ScaleEncoding,
     /// The most splats the whole scene may hold, counting a mesh once per node that
     /// shows it (each node gets its own copy).
@@ -48,17 +49,23 @@ pub struct SplatScene {
     /// Extensions found on splat primitives, or nested in `KHR_gaussian_splatting`,
     /// that were skipped (sorted, each once): worth a debug log.
     pub ignored_extensions: Vec<String>,
+    /// What was read in a documented but non-obvious way: worth an info log.
     pub notes: Vec<Note>,
 }
 
+/// One node of a [`SplatScene`]: its transform relative to its parent and the splats
+/// of its mesh.
 #[derive(Clone, Debug)]
 pub struct SplatNode {
+    /// The node's `name`, if it has one.
     pub name: Option<String>,
     /// The node's index in the glTF file.
     pub gltf_index: usize,
+    /// Translation relative to the parent.
     pub translation: [f32; 3],
     /// x, y, z, w, as glTF stores it.
     pub rotation: [f32; 4],
+    /// Scale along the node's axes.
     pub scale: [f32; 3],
     /// Indices into `SplatScene::nodes`.
     pub children: Vec<usize>,
@@ -75,6 +82,7 @@ pub fn decode<'b>(
     decode_with(doc, fetch, &DecodeOptions::default())
 }
 
+/// [`decode`] with `options` instead of the defaults.
 pub fn decode_with<'b>(
     doc: &GltfDocument<'_>,
     fetch: &dyn Fn(&str) -> Option<&'b [u8]>,

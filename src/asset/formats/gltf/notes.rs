@@ -7,80 +7,111 @@ use super::color::SRGB;
 use super::error::Site;
 use super::transform::MatrixFit;
 
+/// One thing decoding did that the caller may want to log (its `Display` is the log
+/// line). `site` is always the primitive it concerns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Note {
     /// SCALE read as natural logs (the 2026-01 draft) rather than linear.
     LogScale,
     /// The primitive's colours were linear BT.709 and were converted to sRGB.
     LinearColorConverted {
+        /// The primitive.
         site: Site,
     },
     /// A `colorSpace` this loader does not know; read as sRGB.
     UnknownColorSpace {
+        /// The primitive.
         site: Site,
+        /// The colour space it names.
         color_space: String,
     },
     /// A `kernel` other than "ellipse"; rendered as ellipses, as the spec's fallback says.
     UnknownKernel {
+        /// The primitive.
         site: Site,
+        /// The kernel it names.
         kernel: String,
     },
+    /// A `projection` other than "perspective"; rendered in perspective.
     UnknownProjection {
+        /// The primitive.
         site: Site,
+        /// The projection it names.
         projection: String,
     },
+    /// A `sortingMethod` other than "cameraDistance"; sorted by camera distance.
     UnknownSortingMethod {
+        /// The primitive.
         site: Site,
+        /// The method it names.
         sorting_method: String,
     },
     /// The DC colour came from COLOR_0 (no SH degree 0 attribute).
     ColorFromColor0 {
+        /// The primitive.
         site: Site,
     },
     /// COLOR_0 had integer components without `normalized`; read as if normalized.
     Color0NotNormalized {
+        /// The primitive.
         site: Site,
     },
-    /// No OPACITY attribute; taken from COLOR_0's alpha, or 1 without one.
+    /// No OPACITY attribute; taken from COLOR_0's alpha.
     OpacityFromColor0 {
+        /// The primitive.
         site: Site,
     },
+    /// No OPACITY attribute and no COLOR_0 alpha: every splat opaque.
     OpacityMissing {
+        /// The primitive.
         site: Site,
     },
     /// Opacities outside 0..1 (invalid per spec), clamped.
     OpacityOutOfRange {
+        /// The primitive.
         site: Site,
+        /// How many were clamped.
         count: usize,
     },
     /// SH attributes for degrees above 3, which bevy_splat does not render.
     ShBandsDropped {
+        /// The primitive.
         site: Site,
+        /// The degree dropped (one note per degree).
         degree: u32,
     },
     /// SH accessors declared VEC4 (seen in Cesium's writers); the fourth value ignored.
     ShVec4 {
+        /// The primitive.
         site: Site,
     },
     /// bevy_splat's exact attributes disagreed with the spec attributes beside them (the
     /// file was edited by another tool); the spec attributes were used.
     ExactAttributesIgnored {
+        /// The primitive.
         site: Site,
+        /// The exact attribute ignored.
         attribute: &'static str,
     },
     /// SPZ data, and the version its header gave.
     Spz {
+        /// The primitive.
         site: Site,
+        /// The SPZ version.
         version: u32,
     },
     /// A splat extension on a primitive whose mode is not POINTS; skipped.
     NotPoints {
+        /// The primitive.
         site: Site,
+        /// Its `mode`.
         mode: u32,
     },
     /// A node matrix that is not a positive-scale rotation and translation.
     Matrix {
+        /// The node.
         node: usize,
+        /// How the matrix was fitted.
         fit: MatrixFit,
     },
 }

@@ -15,6 +15,7 @@ pub(crate) struct Trs {
 /// How faithfully a matrix became TRS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatrixFit {
+    /// A positive-scale rotation and translation, as the spec asks.
     Exact,
     /// The determinant was negative: one scale is negative (a mirror).
     Mirrored,

@@ -96,6 +96,8 @@ fn bits_equal(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
+/// [`write_glb`] with `options` instead of the defaults (exact attributes and a
+/// COLOR_0 fallback).
 pub fn write_glb_with(splats: &DecodedSplats, options: &WriteOptions) -> Vec<u8> {
     let n = splats.len();
     let mut node = json!({});

@@ -17,11 +17,23 @@ pub enum SogError {
     /// A zip entry claims (or inflates to) more bytes than the configured limits allow;
     /// this is how a zip bomb is refused before it exhausts memory.
     #[error("zip entry {name} is too large: {size} bytes (limit {limit})")]
-    EntryTooLarge { name: String, size: u64, limit: u64 },
+    EntryTooLarge {
+        /// The entry's name.
+        name: String,
+        /// Its size, claimed or inflated so far.
+        size: u64,
+        /// The most allowed.
+        limit: u64,
+    },
 
     /// A zip entry could not be inflated.
     #[error("zip entry {name} could not be read: {message}")]
-    EntryRead { name: String, message: String },
+    EntryRead {
+        /// The entry's name.
+        name: String,
+        /// Why it could not be read.
+        message: String,
+    },
 
     /// meta.json is not JSON, or a key holds the wrong JSON type (serde's message).
     #[error("meta.json is not valid SOG JSON: {0}")]
@@ -34,7 +46,12 @@ pub enum SogError {
     /// A key is present and well-typed but its value makes no sense (e.g. three `mins`
     /// for four channels, a file name that climbs out of the scene's folder).
     #[error("meta.json key {key} is invalid: {reason}")]
-    InvalidMeta { key: &'static str, reason: String },
+    InvalidMeta {
+        /// The key.
+        key: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
 
     /// `version` is neither absent (v1) nor 1 or 2.
     #[error("unsupported SOG version {0}")]
@@ -42,7 +59,12 @@ pub enum SogError {
 
     /// A codebook does not have the 256 entries its 8-bit indices address.
     #[error("codebook {key} has {len} entries, expected 256")]
-    CodebookLength { key: &'static str, len: usize },
+    CodebookLength {
+        /// The key of the codebook.
+        key: &'static str,
+        /// Its entries.
+        len: usize,
+    },
 
     /// `shN.bands` is outside 0..=3.
     #[error("shN.bands is {0}, expected 0..=3")]
@@ -50,7 +72,12 @@ pub enum SogError {
 
     /// `count` exceeds the configured maximum number of splats.
     #[error("count {count} exceeds the limit of {limit} splats")]
-    CountTooLarge { count: u64, limit: u64 },
+    CountTooLarge {
+        /// The splats the file claims.
+        count: u64,
+        /// The most allowed.
+        limit: u64,
+    },
 
     /// meta.json names an image that the caller (or the bundle) could not supply.
     #[error("missing SOG image file {0}")]
@@ -58,39 +85,58 @@ pub enum SogError {
 
     /// An image is not a decodable WebP (or is animated, which SOG never uses).
     #[error("could not decode WebP image {file}: {message}")]
-    WebP { file: String, message: String },
+    WebP {
+        /// The image's file name.
+        file: String,
+        /// The WebP decoder's message.
+        message: String,
+    },
 
     /// An image header claims more texels than the limits allow, refused before decoding.
     #[error("WebP image {file} is {width}x{height}, more than the limit of {limit} texels")]
     ImageTooLarge {
+        /// The image's file name.
         file: String,
+        /// Its width in texels.
         width: u32,
+        /// Its height in texels.
         height: u32,
+        /// The most texels allowed.
         limit: u64,
     },
 
     /// An image has fewer texels than there are splats.
     #[error("WebP image {file} is {width}x{height}, too small for {count} splats")]
     ImageTooSmall {
+        /// The image's file name.
         file: String,
+        /// Its width in texels.
         width: u32,
+        /// Its height in texels.
         height: u32,
+        /// The splats it should hold.
         count: usize,
     },
 
     /// The SH centroid image does not have the width its band count implies.
     #[error("SH centroid image {file} is {width} texels wide, expected {expected}")]
     CentroidWidth {
+        /// The image's file name.
         file: String,
+        /// Its width in texels.
         width: u32,
+        /// The widths its band count allows.
         expected: String,
     },
 
     /// A splat's SH label points past the end of the centroid palette.
     #[error("splat {splat} has SH label {label}, but the palette holds only {palette} entries")]
     LabelOutOfRange {
+        /// The splat's index.
         splat: usize,
+        /// Its label.
         label: u32,
+        /// The palette's entries.
         palette: usize,
     },
 }

@@ -10,7 +10,9 @@
 /// Which generation of the format a meta.json describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SogVersion {
+    /// No `version` key: splat-transform up to 0.6, linear quantisation throughout.
     V1,
+    /// `"version": 2`: codebooks for scales and colours, the SH band count stated.
     V2,
 }
 
@@ -70,6 +72,7 @@ pub struct SogMeta {
 }
 
 impl SogMeta {
+    /// The format generation the file is.
     pub fn version(&self) -> SogVersion {
         self.version
     }
@@ -87,6 +90,8 @@ impl SogMeta {
         }
     }
 
+    /// Whether the scene was trained with antialiasing (`"model": "antialiased"`, or
+    /// `"antialias": true`).
     pub fn antialiased(&self) -> bool {
         self.antialiased
     }

@@ -23,13 +23,17 @@ use attributes::Packed;
 /// What the file said about itself, for the caller to log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpzInfo {
+    /// The format version, 1–4.
     pub version: u32,
+    /// The splats the header declares.
     pub num_points: u32,
     /// The degree the file stores (0–4); the splats hold at most degree 3.
     pub stored_sh_degree: u8,
     /// The degree of the decoded splats.
     pub loaded_sh_degree: u8,
+    /// Fractional bits of the 24-bit fixed-point positions (version 1 stores f16).
     pub fractional_bits: u8,
+    /// Whether the scene was trained with antialiasing (the header's flag).
     pub antialiased: bool,
     /// The header flags extension records; they were skipped.
     pub has_extensions: bool,

@@ -20,7 +20,9 @@ use crate::render::passes::scan::{PrefixScan, ScanBuffers};
 /// buffers its other passes use at other times of the frame (see
 /// [`SortBuffers::in_storage`]); each must hold `capacity` keys or values.
 pub struct SortStorage {
+    /// The two key buffers the passes ping-pong between.
     pub keys: [wgpu::Buffer; 2],
+    /// The two value buffers, likewise.
     pub values: [wgpu::Buffer; 2],
     /// Where in its buffer each values array starts, in bytes: a multiple of
     /// [`STORAGE_OFFSET_ALIGNMENT`], so that one buffer can hold a values array beside

@@ -7,7 +7,9 @@ use super::state::SORT_BLOCK;
 /// The keys a sort takes: 64 bits as `vec2<u32>` (low word first), or one `u32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortKey {
+    /// 64-bit keys as `vec2<u32>`, low word first.
     U64,
+    /// 32-bit keys.
     U32,
 }
 
@@ -77,7 +79,10 @@ impl SortAlgorithm {
 /// the top `bits` bits of the span (see [`SortBuffers::with_key_range`](super::SortBuffers::with_key_range)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyRange {
+    /// Byte offset in `count` of the largest low word, followed by the complement
+    /// of the smallest.
     pub offset: u64,
+    /// The top bits of the span that the sort orders by.
     pub bits: u32,
 }
 
@@ -89,7 +94,11 @@ pub enum LookBack {
     /// `spins + 1` times in a row it counts from its keys instead (at most
     /// [`MAX_LOOK_BACK_SPINS`], so that every look-back's bound fits in 32 bits).
     /// [`LookBack::DEFAULT`] waits [`LOOK_BACK_SPINS`].
-    Wait { spins: u32 },
+    Wait {
+        /// How many more times it reads counts it found unpublished before it counts
+        /// that block's keys itself.
+        spins: u32,
+    },
     /// Counts every earlier block from its keys and reads nothing they publish, so
     /// that no block ever waits for another: the fallback for every block, for tests.
     /// Each block reads all the keys before it, so only for small sorts.
