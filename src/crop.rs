@@ -66,10 +66,6 @@ pub enum SplatCropMode {
     Cut,
 }
 
-// The names before the crate's naming scheme, for the render code that still uses
-// them (`render/prepare.rs`); the public aliases, deprecated, are in `lib.rs`.
-pub(crate) use {SplatCropMode as CropMode, SplatCropShape as CropShape};
-
 impl SplatCropVolume {
     /// Keeps what lies in the axis-aligned box of `half_size` about `centre`.
     pub fn keep_box(centre: Vec3, half_size: Vec3) -> Self {

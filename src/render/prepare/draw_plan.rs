@@ -9,7 +9,7 @@ use bevy::math::{Mat4, UVec2};
 
 use crate::asset::GaussianSplats;
 use crate::cloud::SplatRasterMode;
-use crate::crop::{CropMode, CropShape, SplatCrop};
+use crate::crop::{SplatCrop, SplatCropMode, SplatCropShape};
 use crate::render::extract::ExtractedCloud;
 use crate::render::gpu_cloud::GpuSplats;
 use crate::render::passes::preprocess::{
@@ -49,13 +49,13 @@ fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInst
         );
     }
     for (slot, volume) in instance.crops.iter_mut().zip(&crop.volumes) {
-        let cut = volume.mode == CropMode::Cut;
+        let cut = volume.mode == SplatCropMode::Cut;
         *slot = match volume.unit_from_cloud() {
             Some(unit_from_cloud) => CropGpu {
                 unit_from_cloud: unit_from_cloud.to_cols_array_2d(),
                 shape: match volume.shape {
-                    CropShape::Box { .. } => CROP_BOX,
-                    CropShape::Sphere { .. } => CROP_SPHERE,
+                    SplatCropShape::Box { .. } => CROP_BOX,
+                    SplatCropShape::Sphere { .. } => CROP_SPHERE,
                 },
                 cut: u32::from(cut),
                 _pad: [0; 2],
