@@ -43,8 +43,9 @@ fn mutate_json(rng: &mut XorShift, text: &mut Vec<u8>) {
 /// `external` stands for every external buffer the mutant asks for.
 fn run(name: &str, original: &[u8], external: &[u8], json: bool, seed: u64) {
     let mut rng = XorShift(seed);
-    let mut ok = 0;
+    let (mut ok, mut tried) = (0, 0);
     for _ in 0..ITERATIONS {
+        tried += 1;
         let mut bytes = original.to_vec();
         if json {
             mutate_json(&mut rng, &mut bytes);
@@ -59,6 +60,15 @@ fn run(name: &str, original: &[u8], external: &[u8], json: bool, seed: u64) {
         }
     }
     eprintln!("{name}: {ok} of {ITERATIONS} mutants still decoded");
+    // The harness did its work: every mutant was tried, at least a tenth were
+    // rejected (a harness that stopped mutating would reject none), and some still
+    // decoded (one that destroyed every input would never reach the decoder).
+    assert_eq!(tried, ITERATIONS, "{name}");
+    assert!(
+        ok <= ITERATIONS * 9 / 10,
+        "{name}: {ok} of {ITERATIONS} decoded"
+    );
+    assert!(ok > 0, "{name}: no mutant decoded");
 }
 
 #[test]

@@ -43,8 +43,20 @@ fn outcome(result: &Result<impl Sized, SogError>) -> String {
     }
 }
 
-fn report(name: &str, outcomes: &BTreeMap<String, usize>) {
+/// Prints the outcomes and checks the harness did its work: every one of `tried`
+/// inputs has an outcome, at least a tenth were rejected (a harness that stopped
+/// mutating would have none), and some still decoded (one that destroyed every input
+/// would never reach the decoder's later stages).
+fn report(name: &str, outcomes: &BTreeMap<String, usize>, tried: usize) {
     println!("{name}: {outcomes:?}");
+    let total: usize = outcomes.values().sum();
+    let decoded = outcomes.get("ok").copied().unwrap_or(0);
+    assert_eq!(total, tried, "{name}: every input has an outcome");
+    assert!(
+        total - decoded >= tried / 10,
+        "{name}: too few rejected: {outcomes:?}"
+    );
+    assert!(decoded > 0, "{name}: nothing decoded: {outcomes:?}");
 }
 
 #[test]
@@ -69,7 +81,7 @@ fn mutated_meta_json_never_panics() {
             parse_meta(&meta).and_then(|m| decode_images(&m, |n| images.get(n).map(Vec::as_slice)));
         *outcomes.entry(outcome(&result)).or_insert(0) += 1;
     }
-    report("meta.json", &outcomes);
+    report("meta.json", &outcomes, 5000);
 }
 
 #[test]
@@ -88,7 +100,7 @@ fn mutated_bundles_never_panic() {
         let result = decode_bundle(&bytes);
         *outcomes.entry(outcome(&result)).or_insert(0) += 1;
     }
-    report("bundle", &outcomes);
+    report("bundle", &outcomes, 5000);
 }
 
 #[test]
@@ -121,7 +133,7 @@ fn mutated_images_never_panic() {
         let result = decode_files(&mutated, &options);
         *outcomes.entry(outcome(&result)).or_insert(0) += 1;
     }
-    report("images", &outcomes);
+    report("images", &outcomes, 5000);
 }
 
 #[test]
