@@ -1,6 +1,6 @@
 //! The source tree keeps the shape `docs/ARCHITECTURE.md` describes: every pass beside
-//! its WGSL, no module importing in a circle, and the map naming every folder and
-//! every file of the render wiring and the passes.
+//! its WGSL, no module importing in a circle, the map naming every folder and every
+//! file of the render wiring and the passes, and no WGSL layout attribute the web loses.
 //!
 //! Plain text checks on `src/`, no GPU and no Bevy app.
 
@@ -455,5 +455,40 @@ fn the_architecture_map_names_every_folder_and_render_file() {
     assert!(
         missing.is_empty(),
         "docs/ARCHITECTURE.md does not mention {missing:?}"
+    );
+}
+
+/// No WGSL struct of the crate sets its layout with `@size` or `@align`. On the web
+/// wgpu hands the browser WGSL that naga writes back from the composed module, and
+/// naga's WGSL writer drops both attributes (naga 29, `back::wgsl::write_struct`):
+/// the browser would lay the struct out naturally while the host writes it padded.
+/// The prefix scan's 256-byte state records did exactly that and drew nothing in
+/// Chromium, with every native test passing. Pad with named fields instead.
+#[test]
+fn no_wgsl_struct_sets_its_layout_by_attribute() {
+    let mut found = Vec::new();
+    let mut folders = vec![PathBuf::from(SRC)];
+    let mut wgsl_files = 0;
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).expect("a readable folder") {
+            let path = entry.expect("a readable entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "wgsl") {
+                wgsl_files += 1;
+                let text = fs::read_to_string(&path).expect("readable WGSL");
+                for (line, code) in text.lines().enumerate() {
+                    let code = code.split("//").next().unwrap_or_default();
+                    if code.contains("@size(") || code.contains("@align(") {
+                        found.push(format!("{}:{}", path.display(), line + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(wgsl_files > 20, "found only {wgsl_files} WGSL files");
+    assert!(
+        found.is_empty(),
+        "layout attributes the web loses: {found:?}"
     );
 }
