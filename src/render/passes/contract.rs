@@ -16,7 +16,7 @@ use super::preprocess::{ChunkParams, CloudInstance, CropGpu, PROJECTED_SPLAT_BYT
 use super::radix_sort::kernels::{CLASSIC_WGSL, ONESWEEP_WGSL, SETUP_WGSL, kernel_defs};
 use super::radix_sort::state::{DispatchArgs, PassParams, SortState, SortStatus};
 use super::radix_sort::{LookBack, SortAlgorithm, SortKey};
-use super::scan;
+use super::scan::{self, ScanConfig, ScanLevel};
 use super::shader_library;
 use crate::asset::SplatGeometry;
 use crate::render::view::uniform::SplatViewUniform;
@@ -275,6 +275,48 @@ fn the_sort_state_and_status_match_their_wgsl() {
             &wgsl_layout(&module, state, "PassParams"),
         );
     }
+}
+
+#[test]
+fn the_scan_records_match_their_wgsl() {
+    let setup = compose(scan::SETUP_WGSL, &[ShaderDef::UInt("SCAN_MAX_GROUPS_X", 7)]);
+    let records = Some("bevy_splat::scan::state");
+    let rust = rust_layout!(ScanConfig {
+        count_word,
+        capacity,
+        levels
+    });
+    assert_same(
+        "ScanConfig",
+        &rust,
+        &wgsl_layout(&setup, records, "ScanConfig"),
+    );
+    let rust = rust_layout!(ScanLevel {
+        count,
+        grid_x,
+        grid_y,
+        grid_z,
+        groups,
+        total_word,
+    });
+    assert_same(
+        "ScanLevel",
+        &rust,
+        &wgsl_layout(&setup, records, "ScanLevel"),
+    );
+    // Records of 256 bytes, as the host writes and binds them.
+    let state = wgsl_layout(&setup, None, "ScanState");
+    assert_eq!(
+        state.fields,
+        vec![("head".to_string(), 0), ("levels".to_string(), 256)]
+    );
+    assert_eq!(wgsl_layout(&setup, None, "LevelRecord").size, 256);
+    let kernels = compose(scan::SCAN_WGSL, &[]);
+    assert_same(
+        "ScanLevel",
+        &rust,
+        &wgsl_layout(&kernels, records, "ScanLevel"),
+    );
 }
 
 /// Every file of the library composes in every variant the passes build, so a

@@ -34,13 +34,15 @@ macro_rules! wgsl_file {
 pub(crate) use wgsl_file;
 
 /// The modules a pass may import, in an order where each comes after what it imports.
-fn library_modules() -> [WgslFile; 10] {
+fn library_modules() -> [WgslFile; 11] {
     [
         wgsl_file!("common.wgsl"),
         wgsl_file!("preprocess_types.wgsl"),
         wgsl_file!("preprocess_full.wgsl"),
         wgsl_file!("preprocess_compact.wgsl"),
         wgsl_file!("preprocess_hook.wgsl"),
+        // The prefix scan's records (`bevy_splat::scan::state`).
+        wgsl_file!("scan_state.wgsl"),
         // The radix sort's (`bevy_splat::radix_sort::…`); the scatter imports both
         // ways of finding a block's first slots, one by the def `SORT_ONESWEEP`.
         wgsl_file!("radix_sort/state.wgsl"),

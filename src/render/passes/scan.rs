@@ -17,10 +17,13 @@
 //!
 //! The kernels (`scan_setup.wgsl`, `scan.wgsl`) are composed through the crate's
 //! `ShaderLibrary`, with the sizes below as shader defs (`shared_defs`) and a scan's
-//! grid limit as `SCAN_MAX_GROUPS_X`.
+//! grid limit as `SCAN_MAX_GROUPS_X`; the records of a scan's state are
+//! `ScanConfig` and `ScanLevel`, twins of the structs of `scan_state.wgsl`.
 
+use std::mem::{offset_of, size_of};
 use std::num::NonZeroU64;
 
+use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
 use super::common::{ShaderChecks, buffer_entry, compute_pipeline, storage, word_binding};
@@ -39,22 +42,58 @@ const _: () = assert!(RAKE * RAKE == SCAN_WORKGROUP_SIZE);
 /// Size of one record of a state buffer. 256 bytes is a multiple of every allowed
 /// `min_storage_buffer_offset_alignment`, so records can be bound on their own.
 const RECORD_BYTES: u64 = 256;
-/// Byte offset, inside a level's record, of its indirect dispatch arguments.
-const ARGS_IN_RECORD: u64 = 4;
 
-/// The setup kernel, and the reduce, top and downsweep kernels.
+/// Record 0 of a scan's state, written by the host (`ScanConfig` in
+/// `scan_state.wgsl`, which says what each field holds).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct ScanConfig {
+    pub count_word: u32,
+    pub capacity: u32,
+    pub levels: u32,
+}
+
+/// Record 1 + k of a scan's state: level k, written by the setup kernel but for
+/// `total_word` (`ScanLevel` in `scan_state.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct ScanLevel {
+    pub count: u32,
+    pub grid_x: u32,
+    pub grid_y: u32,
+    pub grid_z: u32,
+    pub groups: u32,
+    pub total_word: u32,
+}
+
+const _: () = assert!(size_of::<ScanConfig>() as u64 <= RECORD_BYTES);
+const _: () = assert!(size_of::<ScanLevel>() as u64 <= RECORD_BYTES);
+
+/// Byte offset, inside a level's record, of its indirect dispatch arguments.
+const ARGS_IN_RECORD: u64 = offset_of!(ScanLevel, grid_x) as u64;
+
+/// The setup kernel, the reduce, top and downsweep kernels, and the module of the
+/// records they share (`bevy_splat::scan::state`, in the shader library).
 pub(crate) const SETUP_WGSL: WgslFile = wgsl_file!("scan_setup.wgsl");
 pub(crate) const SCAN_WGSL: WgslFile = wgsl_file!("scan.wgsl");
 
 /// The sizes the scan's modules are composed with, as shader defs (every module gets
 /// them); a scan's grid limit is its own, `SCAN_MAX_GROUPS_X`.
-pub(crate) fn shared_defs() -> [ShaderDef; 5] {
+pub(crate) fn shared_defs() -> [ShaderDef; 7] {
     [
         ShaderDef::UInt("SCAN_WORKGROUP_SIZE", SCAN_WORKGROUP_SIZE),
         ShaderDef::UInt("SCAN_ITEMS_PER_THREAD", SCAN_ITEMS_PER_THREAD),
         ShaderDef::UInt("SCAN_BLOCK", SCAN_BLOCK),
         ShaderDef::UInt("SCAN_RAKE", RAKE),
-        ShaderDef::UInt("SCAN_RECORD_WORDS", (RECORD_BYTES / 4) as u32),
+        ShaderDef::UInt("SCAN_RECORD_BYTES", RECORD_BYTES as u32),
+        ShaderDef::UInt(
+            "SCAN_CONFIG_PAD_WORDS",
+            ((RECORD_BYTES as usize - size_of::<ScanConfig>()) / 4) as u32,
+        ),
+        ShaderDef::UInt(
+            "SCAN_LEVEL_PAD_WORDS",
+            ((RECORD_BYTES as usize - size_of::<ScanLevel>()) / 4) as u32,
+        ),
     ]
 }
 
@@ -239,16 +278,25 @@ impl ScanBuffers {
         let (total_binding, total_index) = word_binding(total, total_offset);
 
         // State: record 0 = config, record 1 + k = level k.
-        let mut init = vec![0u32; (RECORD_BYTES as usize / 4) * (1 + caps.len())];
-        init[0] = count_index;
-        init[1] = capacity;
-        init[2] = caps.len() as u32;
+        let record = RECORD_BYTES as usize;
+        let mut init = vec![0u8; record * (1 + caps.len())];
+        let config = ScanConfig {
+            count_word: count_index,
+            capacity,
+            levels: caps.len() as u32,
+        };
+        init[..size_of::<ScanConfig>()].copy_from_slice(bytemuck::bytes_of(&config));
+        let level = ScanLevel {
+            total_word: total_index,
+            ..ScanLevel::default()
+        };
         for k in 0..caps.len() {
-            init[record_word(k) + 5] = total_index;
+            let at = record * (1 + k);
+            init[at..at + size_of::<ScanLevel>()].copy_from_slice(bytemuck::bytes_of(&level));
         }
         let state = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("prefix scan state"),
-            contents: bytemuck::cast_slice(&init),
+            contents: &init,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
         });
 
@@ -331,10 +379,6 @@ impl ScanBuffers {
     pub fn gpu_bytes(&self) -> u64 {
         self.state.size() + self.levels.iter().map(wgpu::Buffer::size).sum::<u64>()
     }
-}
-
-fn record_word(level: usize) -> usize {
-    (RECORD_BYTES as usize / 4) * (1 + level)
 }
 
 fn level_args_offset(level: usize) -> u64 {

@@ -6,8 +6,10 @@
 //              writes the grand total
 //   downsweep  level k: scan each block and add its offset from level k + 1
 //
-// `level` is this level's 256-byte record of the state written by `scan_setup.wgsl`:
-// [0] element count, [4] workgroups doing work, [5] word index of the total.
+// `level` is this level's record of the state written by `scan_setup.wgsl`
+// (`ScanLevel`, scan_state.wgsl).
+
+#import bevy_splat::scan::state::ScanLevel
 
 // The sizes are shader defs made from their Rust definitions in `scan.rs`:
 // threads per workgroup, values per thread, values per workgroup
@@ -20,7 +22,7 @@ const RAKE: u32 = #{SCAN_RAKE}u;
 
 @group(0) @binding(0) var<storage, read_write> data: array<u32>;
 @group(0) @binding(1) var<storage, read_write> sums: array<u32>;
-@group(0) @binding(2) var<storage, read> level: array<u32>;
+@group(0) @binding(2) var<storage, read> level: ScanLevel;
 @group(0) @binding(3) var<storage, read_write> total_out: array<u32>;
 
 // The block's values, staged so that global loads and stores are coalesced while
@@ -103,10 +105,10 @@ fn reduce(
     @builtin(local_invocation_index) t: u32,
 ) {
     let block = linear_group(wid, nwg);
-    if block >= level[4] {
+    if block >= level.groups {
         return;
     }
-    let n = level[0];
+    let n = level.count;
     let start = block * SCAN_BLOCK;
     var s = 0u;
     for (var i = 0u; i < SCAN_ITEMS; i++) {
@@ -136,9 +138,9 @@ fn reduce(
 
 @compute @workgroup_size(WG)
 fn top(@builtin(local_invocation_index) t: u32) {
-    let total = scan_block(t, 0u, level[0], 0u);
+    let total = scan_block(t, 0u, level.count, 0u);
     if t == 0u {
-        total_out[level[5]] = total;
+        total_out[level.total_word] = total;
     }
 }
 
@@ -149,8 +151,8 @@ fn downsweep(
     @builtin(local_invocation_index) t: u32,
 ) {
     let block = linear_group(wid, nwg);
-    if block >= level[4] {
+    if block >= level.groups {
         return;
     }
-    scan_block(t, block * SCAN_BLOCK, level[0], sums[block]);
+    scan_block(t, block * SCAN_BLOCK, level.count, sums[block]);
 }
