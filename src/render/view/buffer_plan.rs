@@ -197,6 +197,8 @@ pub fn clashes(plan: &[Placement], splats: u32, pairs: u32) -> Vec<(Placement, P
 /// A band's four shared buffers, sized and labelled from the plan.
 pub struct SharedBuffers {
     buffers: [Buffer; SHARED_BUFFERS],
+    /// The ping-pong buffer (0 or 1) the pair sort leaves its result in.
+    pairs_sorted: usize,
     plan: [Placement; 14],
     splats: u32,
     pairs: u32,
@@ -205,7 +207,8 @@ pub struct SharedBuffers {
 impl SharedBuffers {
     /// Buffers for `splats` and `pairs` of capacity, for a pair sort of `pair_key_bits`.
     pub fn new(device: &Device, splats: u32, pairs: u32, pair_key_bits: u32) -> Self {
-        let plan = placements(RadixSort::output_index(pair_key_bits));
+        let pairs_sorted = RadixSort::output_index(pair_key_bits);
+        let plan = placements(pairs_sorted);
         debug_assert!(clashes(&plan, splats, pairs).is_empty());
         let usage = BufferUsages::STORAGE | BufferUsages::COPY_DST | BufferUsages::COPY_SRC;
         let buffers = std::array::from_fn(|index| {
@@ -226,6 +229,7 @@ impl SharedBuffers {
         });
         Self {
             buffers,
+            pairs_sorted,
             plan,
             splats,
             pairs,
@@ -277,6 +281,11 @@ impl SharedBuffers {
             values: [buffer(Role::DepthValuesAlt), buffer(Role::SlotsByDepth)],
             values_offset: [offset(Role::DepthValuesAlt), offset(Role::SlotsByDepth)],
         }
+    }
+
+    /// The role holding the pair sort's sorted keys, which the tile range reads.
+    pub fn sorted_pair_keys(&self) -> Role {
+        [Role::PairKeys, Role::PairKeysAlt][self.pairs_sorted]
     }
 
     /// Where the pair sort ping-pongs.

@@ -11,7 +11,6 @@ use super::splat_layer::SplatLayer;
 use crate::asset::SplatStorage;
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
-use crate::render::passes::radix_sort::RadixSort;
 use crate::render::passes::tile_split::TileLists;
 use crate::shader::SplatShaderId;
 
@@ -105,12 +104,11 @@ pub fn band_frame(
     let capacity = &band.capacity;
     let pair_key_bits = capacity.pair_key_bits();
     let shared = &band.shared;
-    // The sort's result lies in the ping-pong buffer its key width decides, which the
-    // plan knows.
-    let sorted_keys = [Role::PairKeys, Role::PairKeysAlt][RadixSort::output_index(pair_key_bits)];
+    // The sort's result lies in the ping-pong buffer its key width decides: the plan
+    // knows which.
     let tile_range = pipelines.tile_range.bind_group(
         device,
-        shared.buffer(Step::TileRange, sorted_keys),
+        shared.buffer(Step::TileRange, shared.sorted_pair_keys()),
         &band.counters,
         &band.bin_ranges,
     );
