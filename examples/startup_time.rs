@@ -6,9 +6,9 @@
 //! ```
 //!
 //! A windowless app renders the shipped angel into an image. By default the splat
-//! pipelines compile on a worker while frames run (what every app gets);
-//! `--synchronous` sets `RenderPlugin::synchronous_pipeline_compilation`, which builds
-//! them (and Bevy's own) before the first frame.
+//! pipelines compile on Bevy's `PipelineCache` tasks while frames run (what every app
+//! gets); `--synchronous` sets `RenderPlugin::synchronous_pipeline_compilation`, with
+//! which the cache compiles them (and Bevy's own) within the frame that queues them.
 
 use std::time::{Duration, Instant};
 
@@ -94,7 +94,7 @@ fn main() {
                 first_frame.unwrap_or(now).as_secs_f64(),
                 now.as_secs_f64(),
                 if synchronous {
-                    "compiled before the first frame"
+                    "compiled within the frame that queued them"
                 } else {
                     "compiled while frames ran"
                 },

@@ -72,8 +72,8 @@ pub use crop::{MAX_CROP_VOLUMES, SplatCrop, SplatCropMode, SplatCropShape, Splat
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
 pub use render::{
-    SplatComposite, SplatDepth, SplatGpuLimits, SplatMemory, SplatPassTimes, SplatStats,
-    SplatViewStats,
+    SplatComposite, SplatDepth, SplatGpuLimits, SplatMemory, SplatPassTimes, SplatPipelinesStatus,
+    SplatStats, SplatViewStats,
 };
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};

@@ -64,7 +64,10 @@ use bevy::render::view::Msaa;
 use bevy::transform::components::Transform;
 use bevy::window::{ExitCondition, WindowPlugin};
 
-use crate::{GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatComposite, SplatStats};
+use crate::{
+    GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatComposite, SplatPipelinesStatus,
+    SplatStats,
+};
 
 pub use rgba::Rgba8;
 #[cfg(feature = "png")]
@@ -308,8 +311,13 @@ impl Headless {
     /// complete frame (its buffers held every tile pair; a camera that sees no cloud
     /// gets a few frames), then reads back each camera's image, in order.
     pub fn render(&mut self, cameras: &[HeadlessCamera]) -> Result<Vec<Rgba8>, HeadlessError> {
-        for frame in 0..MAX_FRAMES {
+        // Frames drawn since the splat pipelines became ready.
+        let mut ready_frames = 0;
+        for _ in 0..MAX_FRAMES {
             self.update()?;
+            if self.pipelines_ready() {
+                ready_frames += 1;
+            }
             let stats = self
                 .app
                 .world()
@@ -320,7 +328,7 @@ impl Headless {
             // reports: give it a few frames.
             let complete = cameras.iter().all(|camera| match stats.get(camera.entity) {
                 Some(s) => s.gpu_reports > 0 && s.complete(),
-                None => frame >= NO_SPLAT_FRAMES,
+                None => ready_frames > NO_SPLAT_FRAMES,
             });
             if complete {
                 return cameras
@@ -330,6 +338,14 @@ impl Headless {
             }
         }
         Err(HeadlessError::Incomplete(MAX_FRAMES))
+    }
+
+    /// Whether the splat pipelines are compiled (until then no camera draws splats).
+    fn pipelines_ready(&self) -> bool {
+        self.app
+            .world()
+            .get_resource::<SplatPipelinesStatus>()
+            .is_some_and(SplatPipelinesStatus::ready)
     }
 
     /// Reads back `camera`'s image as it stands, updating the app until the copy

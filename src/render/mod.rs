@@ -1,7 +1,7 @@
 //! The render side of the plugin: what an app puts on a camera to change how its
 //! splats are drawn ([`SplatComposite`], [`SplatDepth`], [`SplatPassTimes`],
 //! [`SplatPickRequest`]), what it reads back about the drawing ([`SplatStats`],
-//! [`SplatMemory`], [`SplatPickAnswers`], the diagnostics named by [`PASS_NAMES`]
+//! [`SplatMemory`], [`SplatPickAnswers`], [`SplatPipelinesStatus`], the diagnostics named by [`PASS_NAMES`]
 //! under [`DIAGNOSTIC_SPAN`]) and the caps it may set below the device's limits
 //! ([`SplatGpuLimits`]). The passes themselves are private; the GPU radix sort and
 //! prefix scan they are built on are public in [`gpu_sort`](crate::gpu_sort).
@@ -27,7 +27,7 @@ pub(crate) mod gpu_cloud;
 mod limits;
 mod memory;
 pub(crate) mod passes;
-mod pipelines;
+pub(crate) mod pipelines;
 mod prepare;
 mod record;
 mod stage;
@@ -42,9 +42,7 @@ use bevy::ecs::prelude::*;
 use bevy::render::extract_component::ExtractComponentPlugin;
 use bevy::render::extract_resource::ExtractResourcePlugin;
 use bevy::render::render_asset::RenderAssetPlugin;
-use bevy::render::{
-    ExtractSchedule, Render, RenderApp, RenderPlugin, RenderStartup, RenderSystems,
-};
+use bevy::render::{ExtractSchedule, Render, RenderApp, RenderStartup, RenderSystems};
 
 pub use limits::{MIN_STORAGE_BINDING_BYTES, SplatGpuLimits};
 pub use memory::SplatMemory;
@@ -52,6 +50,7 @@ pub use passes::common::{BIN_SIZE, TILE_SIZE};
 pub use passes::composite::SplatComposite;
 pub use passes::depth_write::SplatDepth;
 pub use passes::pick::MAX_PICKS;
+pub use pipelines::SplatPipelinesStatus;
 pub use record::DIAGNOSTIC_SPAN;
 pub use stage::{PASS_NAMES, SplatStage};
 pub use view::picks::{SplatPick, SplatPickAnswer, SplatPickAnswers, SplatPickRequest};
@@ -66,7 +65,6 @@ pub type GpuPick = SplatPick;
 pub type PickAnswer = SplatPickAnswer;
 
 use crate::cloud::GaussianCloud;
-use crate::shader::SplatShaders;
 use gpu_cloud::GpuSplats;
 
 /// Adds the splat passes to every 3D camera's render schedule.
@@ -77,9 +75,11 @@ impl Plugin for SplatRenderPlugin {
         let memory = SplatMemory::default();
         let stats = SplatStats::default();
         let answers = SplatPickAnswers::default();
+        let status = SplatPipelinesStatus::default();
         app.insert_resource(memory.clone())
             .insert_resource(stats.clone())
             .insert_resource(answers.clone())
+            .insert_resource(status.clone())
             .init_resource::<SplatGpuLimits>()
             .register_type::<SplatGpuLimits>()
             .register_type::<SplatMemory>()
@@ -88,6 +88,7 @@ impl Plugin for SplatRenderPlugin {
             .register_type::<SplatPassTimes>()
             .register_type::<SplatPickRequest>()
             .register_type::<SplatStats>()
+            .register_type::<SplatPipelinesStatus>()
             .register_type::<SplatPickAnswers>();
         // Without a renderer (a server, an asset tool) clouds are plain data.
         if app.get_sub_app(RenderApp).is_none() {
@@ -102,12 +103,8 @@ impl Plugin for SplatRenderPlugin {
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));
-        // Bevy's own pipelines compile before the first frame when the app asks for
-        // it (tests, screenshots); the splat pipelines follow the same setting.
-        let synchronous = app
-            .get_added_plugins::<RenderPlugin>()
-            .first()
-            .is_some_and(|render| render.synchronous_pipeline_compilation);
+        // The WGSL modules the passes import, as shader libraries.
+        passes::library::load_library_modules(app);
         let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
             return;
         };
@@ -115,18 +112,21 @@ impl Plugin for SplatRenderPlugin {
             .insert_resource(memory)
             .insert_resource(stats)
             .insert_resource(answers)
+            .insert_resource(status)
             .init_resource::<SplatGpuLimits>()
             .init_resource::<extract::SplatShaderTime>()
-            .insert_resource(pipelines::SynchronousCompilation(synchronous))
+            .init_resource::<pipelines::QueuedKernels>()
             .add_systems(ExtractSchedule, extract::extract_shader_time)
-            .add_systems(RenderStartup, pipelines::start_building)
+            .add_systems(RenderStartup, pipelines::note_start)
             .add_systems(
                 Render,
                 (
                     prepare::readable_depth::request_readable_depth
                         .before(prepare_core_3d_depth_textures)
                         .in_set(RenderSystems::PrepareResources),
-                    pipelines::finish_building.in_set(RenderSystems::PrepareResources),
+                    pipelines::queue_splat_pipelines
+                        .before(prepare::view_buffers::prepare_splat_view_buffers)
+                        .in_set(RenderSystems::PrepareResources),
                     prepare::view_buffers::prepare_splat_view_buffers
                         .in_set(RenderSystems::PrepareResources),
                     prepare::bind_groups::prepare_splat_bind_groups
@@ -143,11 +143,14 @@ impl Plugin for SplatRenderPlugin {
     }
 
     fn finish(&self, app: &mut App) {
-        // The splat shaders registered while the app was built are compiled with the
-        // pipelines at `RenderStartup`, which runs after this.
-        let shaders = app.world().get_resource::<SplatShaders>().cloned();
+        if app.get_sub_app(RenderApp).is_none() {
+            return;
+        }
+        // The entry shaders, and the splat shaders registered while the app was built,
+        // become shader assets the render world's pipelines are queued with.
+        let assets = pipelines::add_shader_assets(app);
         if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
-            render_app.insert_resource(shaders.unwrap_or_default());
+            render_app.insert_resource(assets);
         }
     }
 }

@@ -7,7 +7,10 @@ use wgpu::{
     BufferUsages, ComputePipeline, Device, ShaderStages,
 };
 
-use super::library::{ShaderDef, ShaderLibrary, WgslFile};
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
+
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::library::ShaderDef;
 
 /// Pixels on a side of a tile, for every pass (the shader def `TILE_SIZE`).
 /// Measured on the H200 (BENCHMARKS.md): 8×8 tiles make 1.6× the tile pairs of 16×16
@@ -34,33 +37,6 @@ pub const WORKGROUP_SIZE: u32 = 256;
 pub const MAX_GROUPS_PER_DIMENSION: u32 = 65_535;
 
 pub use super::library::ShaderChecks;
-
-/// A compute pipeline with one bind group. Workgroup memory is not zeroed first: every
-/// kernel here writes its workgroup memory before reading it.
-pub fn compute_pipeline(
-    device: &Device,
-    label: &str,
-    layout: &BindGroupLayout,
-    module: &wgpu::ShaderModule,
-    entry_point: &str,
-) -> ComputePipeline {
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: &[Some(layout)],
-        immediate_size: 0,
-    });
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: Some(&pipeline_layout),
-        module,
-        entry_point: Some(entry_point),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &[],
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    })
-}
 
 /// A storage buffer visible to compute shaders.
 pub fn storage(binding: u32, read_only: bool) -> BindGroupLayoutEntry {
@@ -109,14 +85,6 @@ pub fn bind_group(
         label: Some(label),
         layout,
         entries: &entries,
-    })
-}
-
-/// A bind group layout for compute shaders with `entries`.
-pub fn layout(device: &Device, label: &str, entries: &[BindGroupLayoutEntry]) -> BindGroupLayout {
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(label),
-        entries,
     })
 }
 
@@ -196,17 +164,15 @@ pub struct SceneDepthVariants {
 
 impl SceneDepthVariants {
     /// `entries` are the layout's other bindings; the depth texture is `depth_binding`,
-    /// declared in `file` under the shader def `MULTISAMPLED_DEPTH`; `defs` are the
+    /// declared in `shader` under the shader def `MULTISAMPLED_DEPTH`; `defs` are the
     /// module's others.
     pub fn new(
-        device: &Device,
-        library: &mut ShaderLibrary,
+        builder: &mut dyn PipelineBuilder,
         label: &str,
         (entries, depth_binding): (&[BindGroupLayoutEntry], u32),
-        (file, entry_point): (WgslFile, &str),
+        (shader, entry_point): (EntryShader, &'static str),
         defs: &[ShaderDef],
-        checks: ShaderChecks,
-    ) -> Self {
+    ) -> Option<Self> {
         let mut variant = |multisampled: bool| {
             let mut defs = defs.to_vec();
             let label = if multisampled {
@@ -226,15 +192,22 @@ impl SceneDepthVariants {
                 },
                 count: None,
             });
-            let layout = layout(device, &label, &entries);
-            let module = library.module(device, &label, file, &defs, checks);
-            let pipeline = compute_pipeline(device, &label, &layout, &module, entry_point);
-            (layout, pipeline)
+            let layout = BindGroupLayoutDescriptor::new(label.clone(), &entries);
+            let pipeline = builder.kernel(&Kernel {
+                label: &label,
+                layout: &layout,
+                shader,
+                entry_point,
+                defs: &defs,
+            });
+            Some((builder.layout(&layout), pipeline?))
         };
-        Self {
-            single: variant(false),
-            multisampled: variant(true),
-        }
+        let single = variant(false);
+        let multisampled = variant(true);
+        Some(Self {
+            single: single?,
+            multisampled: multisampled?,
+        })
     }
 
     fn variant(&self, multisampled: bool) -> &(BindGroupLayout, ComputePipeline) {

@@ -6,8 +6,13 @@ use bevy::ecs::component::Component;
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::reflect::prelude::*;
 
+use bevy::render::render_resource::PipelineCache;
+
+use super::builder::EntryShader;
+use super::common::ShaderChecks;
 use super::fullscreen::FullscreenTexturePass;
-use super::library::{ShaderLibrary, wgsl_file};
+use super::library::wgsl_file;
+use crate::render::pipelines::CachedBuilder;
 
 /// How a camera's finished splat layer is written into its image.
 ///
@@ -64,6 +69,11 @@ impl CompositeMode {
     }
 }
 
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("composite.wgsl"),
+    checks: ShaderChecks::All,
+};
+
 /// The composite's two pipelines (premultiplied blending, and the blend over a copy of
 /// the scene), each built per (target format, sample count) met so far.
 pub struct CompositePass {
@@ -95,21 +105,18 @@ impl CompositeUniform {
 }
 
 impl CompositePass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let file = wgsl_file!("composite.wgsl");
+    pub fn new(builder: &CachedBuilder<'_>) -> Self {
         Self {
             premultiplied: FullscreenTexturePass::new(
-                device,
-                library,
+                builder,
                 "splat composite",
-                (file, "composite_premultiplied"),
+                (SHADER, "composite_premultiplied"),
                 false,
             ),
             over_scene: FullscreenTexturePass::new(
-                device,
-                library,
+                builder,
                 "splat composite over the scene",
-                (file, "composite_over_scene"),
+                (SHADER, "composite_over_scene"),
                 true,
             ),
         }
@@ -133,14 +140,15 @@ impl CompositePass {
         }
     }
 
-    /// The pipeline for a target, built the first time that target is seen.
+    /// The pipeline for a target, queued the first time that target is seen; `None`
+    /// until it is compiled.
     pub fn pipeline(
         &self,
-        device: &Device,
+        cache: &PipelineCache,
         mode: CompositeMode,
         format: TextureFormat,
         samples: u32,
-    ) -> RenderPipeline {
+    ) -> Option<RenderPipeline> {
         let (pass, blend) = match mode {
             CompositeMode::OverScene => (&self.over_scene, None),
             CompositeMode::Premultiplied | CompositeMode::LinearOverBlack => (
@@ -153,7 +161,7 @@ impl CompositePass {
             blend,
             write_mask: wgpu::ColorWrites::ALL,
         };
-        pass.pipeline(device, (format, samples), &[Some(target)], None)
+        pass.pipeline(cache, (format, samples), &[Some(target)], None)
     }
 
     pub fn encode(

@@ -344,7 +344,6 @@ fn every_variant_composes() {
         (wgsl_file!("pick.wgsl"), vec![ShaderDef::UInt("LIST", 3)]),
         (wgsl_file!("composite.wgsl"), vec![]),
         (wgsl_file!("depth_write.wgsl"), vec![]),
-        (wgsl_file!("fullscreen.wgsl"), vec![]),
         (wgsl_file!("preprocess_hook.wgsl"), vec![]),
         (
             SETUP_WGSL,
@@ -412,6 +411,21 @@ fn modify_splat(splat: Splat, context: SplatContext) -> Splat {
     match composed {
         Ok(module) => validate(&module).expect("the shader's variant validates"),
         Err(message) => panic!("a valid splat shader does not compose: {message}"),
+    }
+    // In an app the variant reaches Bevy's `PipelineCache` written back as one WGSL
+    // text, for each layout: that text parses and validates again.
+    for layout_defs in [&defs[..], &[defs[0], ShaderDef::Flag("COMPACT_LAYOUT")]] {
+        let wgsl = shader_library()
+            .with_user_shader("half", half)
+            .and_then(|mut library| library.compose_wgsl(preprocess, layout_defs));
+        let reparsed = match wgsl {
+            Ok(text) => naga::front::wgsl::parse_str(&text).map_err(|error| error.to_string()),
+            Err(message) => panic!("a valid splat shader does not write as WGSL: {message}"),
+        };
+        match reparsed {
+            Ok(module) => validate(&module).expect("its WGSL validates again"),
+            Err(message) => panic!("its WGSL does not parse again: {message}"),
+        }
     }
     for (name, wgsl) in [
         ("broken", "fn modify_splat("),

@@ -7,8 +7,13 @@ use bevy::ecs::reflect::ReflectComponent;
 use bevy::reflect::prelude::*;
 use wgpu::{BindGroup, Buffer, CompareFunction, Device, RenderPass, RenderPipeline, TextureFormat};
 
+use bevy::render::render_resource::PipelineCache;
+
+use super::builder::EntryShader;
+use super::common::ShaderChecks;
 use super::fullscreen::FullscreenTexturePass;
-use super::library::{ShaderLibrary, wgsl_file};
+use super::library::wgsl_file;
+use crate::render::pipelines::CachedBuilder;
 
 /// On a 3D camera: its splats write their surface (the median depth) into the view's
 /// depth texture, so transparent meshes behind a dense splat surface are hidden and
@@ -18,15 +23,19 @@ use super::library::{ShaderLibrary, wgsl_file};
 #[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub struct SplatDepth;
 
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("depth_write.wgsl"),
+    checks: ShaderChecks::All,
+};
+
 pub struct DepthWritePass(FullscreenTexturePass);
 
 impl DepthWritePass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
+    pub fn new(builder: &CachedBuilder<'_>) -> Self {
         Self(FullscreenTexturePass::new(
-            device,
-            library,
+            builder,
             "splat depth write",
-            (wgsl_file!("depth_write.wgsl"), "depth_write"),
+            (SHADER, "depth_write"),
             false,
         ))
     }
@@ -42,8 +51,14 @@ impl DepthWritePass {
         self.0.bind_group(device, median_depth, params, None)
     }
 
-    /// The pipeline for a depth buffer of `format` with `samples` samples.
-    pub fn pipeline(&self, device: &Device, format: TextureFormat, samples: u32) -> RenderPipeline {
+    /// The pipeline for a depth buffer of `format` with `samples` samples; `None` until
+    /// it is compiled.
+    pub fn pipeline(
+        &self,
+        cache: &PipelineCache,
+        format: TextureFormat,
+        samples: u32,
+    ) -> Option<RenderPipeline> {
         // Reverse-Z: nearer is greater; only a nearer splat surface replaces what the
         // opaque pass wrote.
         let depth = wgpu::DepthStencilState {
@@ -53,7 +68,7 @@ impl DepthWritePass {
             stencil: Default::default(),
             bias: Default::default(),
         };
-        self.0.pipeline(device, (format, samples), &[], Some(depth))
+        self.0.pipeline(cache, (format, samples), &[], Some(depth))
     }
 
     pub fn encode(&self, pass: &mut RenderPass<'_>, pipeline: &RenderPipeline, group: &BindGroup) {

@@ -1,10 +1,20 @@
 //! duplicate: one (tile | depth key, splat) pair per tile each visible splat touches.
 
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage, uniform};
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, bind_group, storage, uniform};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
-use super::library::{ShaderLibrary, wgsl_file};
+use super::library::wgsl_file;
+
+/// Its loops run over the bin rows and columns of a splat's spans, clamped to the
+/// view's tiles, and over the window; it indexes the window below WINDOW, pair buffers
+/// below the pair capacity, splats by the slots the preprocess wrote.
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("duplicate.wgsl"),
+    checks: ShaderChecks::None,
+};
 
 pub struct DuplicatePass {
     layout: BindGroupLayout,
@@ -12,9 +22,8 @@ pub struct DuplicatePass {
 }
 
 impl DuplicatePass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let layout = layout(
-            device,
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let layout = BindGroupLayoutDescriptor::new(
             "splat duplicate",
             &[
                 uniform(0, false),
@@ -26,18 +35,17 @@ impl DuplicatePass {
                 storage(6, true),
             ],
         );
-        // Its loops run over the bin rows and columns of a splat's spans, clamped to the
-        // view's tiles, and over the window; it indexes the window below WINDOW, pair
-        // buffers below the pair capacity, splats by the slots the preprocess wrote.
-        let module = library.module(
-            device,
-            "splat duplicate",
-            wgsl_file!("duplicate.wgsl"),
-            &[],
-            ShaderChecks::None,
-        );
-        let pipeline = compute_pipeline(device, "splat duplicate", &layout, &module, "duplicate");
-        Self { layout, pipeline }
+        let pipeline = builder.kernel(&Kernel {
+            label: "splat duplicate",
+            layout: &layout,
+            shader: SHADER,
+            entry_point: "duplicate",
+            defs: &[],
+        })?;
+        Some(Self {
+            layout: builder.layout(&layout),
+            pipeline,
+        })
     }
 
     /// `first_pair_slots` is the scanned pair counts and `by_depth` the visible splats'

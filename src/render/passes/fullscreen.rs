@@ -1,38 +1,43 @@
-//! The fullscreen passes' frame: one triangle over the viewport (`fullscreen.wgsl`,
-//! the vertex stage) and a fragment stage reading the view's textures at its pixel.
-//! The composite and the depth write are two of these.
+//! The fullscreen passes' frame: Bevy's fullscreen triangle (`FullscreenShader`, the
+//! vertex stage) and a fragment stage reading the view's textures at its pixel. The
+//! composite and the depth write are two of these.
 
-use wgpu::{
-    BindGroup, BindGroupLayout, BindGroupLayoutEntry, BindingType, Buffer, Device, ShaderStages,
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use bevy::render::render_resource::{
+    BindGroupLayoutDescriptor, CachedRenderPipelineId, FragmentState, PipelineCache,
+    RenderPipelineDescriptor, VertexState,
 };
+use bevy::shader::ShaderDefVal;
+use wgpu::{BindGroup, BindGroupLayout, BindGroupLayoutEntry, BindingType, Buffer, ShaderStages};
 
-use super::common::{ShaderChecks, bind_group, layout, uniform};
-use super::library::{ShaderLibrary, WgslFile, wgsl_file};
+use super::builder::EntryShader;
+use super::common::{bind_group, uniform};
+use crate::render::pipelines::CachedBuilder;
 
 /// A fullscreen pass over one of the view's textures: a fragment shader reading an
 /// unfiltered 2-D texture (binding 0) and a uniform (binding 1), drawn as one triangle
-/// over the viewport, with its pipelines built on first use, one per (attachment
-/// format, sample count). The composite and the depth write are two of these.
+/// over the viewport. Its pipelines are specialized per (attachment format, sample
+/// count) and queued on Bevy's `PipelineCache` the first time a view asks for one.
 pub struct FullscreenTexturePass {
     label: &'static str,
+    layout_descriptor: BindGroupLayoutDescriptor,
     layout: BindGroupLayout,
-    vertex: wgpu::ShaderModule,
-    fragment_module: wgpu::ShaderModule,
-    fragment: &'static str,
-    pipelines: std::sync::Mutex<
-        std::collections::HashMap<(wgpu::TextureFormat, u32), wgpu::RenderPipeline>,
-    >,
+    vertex: VertexState,
+    fragment: (bevy::asset::Handle<bevy::shader::Shader>, &'static str),
+    shader_defs: Vec<ShaderDefVal>,
+    pipelines: Mutex<HashMap<(wgpu::TextureFormat, u32), CachedRenderPipelineId>>,
 }
 
 impl FullscreenTexturePass {
-    /// `file`'s `fragment` entry point over the viewport, with the fragment reading a
-    /// second texture at binding 2 when `second_texture` is set (the composite's copy
+    /// `shader`'s `fragment` entry point over the viewport, with the fragment reading
+    /// a second texture at binding 2 when `second_texture` is set (the composite's copy
     /// of the scene behind).
     pub fn new(
-        device: &Device,
-        library: &mut ShaderLibrary,
+        builder: &CachedBuilder<'_>,
         label: &'static str,
-        (file, fragment): (WgslFile, &'static str),
+        (shader, fragment): (EntryShader, &'static str),
         second_texture: bool,
     ) -> Self {
         let texture = |binding| BindGroupLayoutEntry {
@@ -53,19 +58,15 @@ impl FullscreenTexturePass {
         if second_texture {
             entries.push(texture(2));
         }
+        let layout_descriptor = BindGroupLayoutDescriptor::new(label, &entries);
         Self {
             label,
-            layout: layout(device, label, &entries),
-            vertex: library.module(
-                device,
-                label,
-                wgsl_file!("fullscreen.wgsl"),
-                &[],
-                ShaderChecks::All,
-            ),
-            fragment_module: library.module(device, label, file, &[], ShaderChecks::All),
-            fragment,
-            pipelines: Default::default(),
+            layout: builder.layout_of(&layout_descriptor),
+            layout_descriptor,
+            vertex: builder.fullscreen_vertex(),
+            fragment: (builder.entry_shader(shader), fragment),
+            shader_defs: builder.shader_defs(&[]),
+            pipelines: Mutex::default(),
         }
     }
 
@@ -73,7 +74,7 @@ impl FullscreenTexturePass {
     /// texture, `second` at 2.
     pub fn bind_group(
         &self,
-        device: &Device,
+        device: &wgpu::Device,
         texture: &wgpu::TextureView,
         params: &Buffer,
         second: Option<&wgpu::TextureView>,
@@ -86,61 +87,43 @@ impl FullscreenTexturePass {
         bind_group(device, self.label, &self.layout, &resources)
     }
 
-    /// The pipeline for an attachment of `format` with `samples` samples, built the
-    /// first time it is asked for with `targets` and `depth_stencil`.
+    /// The pipeline for an attachment of `format` with `samples` samples, queued with
+    /// `targets` and `depth_stencil` the first time it is asked for; `None` until it
+    /// is compiled.
     pub fn pipeline(
         &self,
-        device: &Device,
+        cache: &PipelineCache,
         (format, samples): (wgpu::TextureFormat, u32),
         targets: &[Option<wgpu::ColorTargetState>],
         depth_stencil: Option<wgpu::DepthStencilState>,
-    ) -> wgpu::RenderPipeline {
-        let mut pipelines = self
+    ) -> Option<wgpu::RenderPipeline> {
+        let id = *self
             .pipelines
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pipelines
+            .unwrap_or_else(PoisonError::into_inner)
             .entry((format, samples))
-            .or_insert_with(|| self.build(device, targets, depth_stencil, samples))
-            .clone()
-    }
-
-    fn build(
-        &self,
-        device: &Device,
-        targets: &[Option<wgpu::ColorTargetState>],
-        depth_stencil: Option<wgpu::DepthStencilState>,
-        samples: u32,
-    ) -> wgpu::RenderPipeline {
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(self.label),
-            bind_group_layouts: &[Some(&self.layout)],
-            immediate_size: 0,
-        });
-        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some(self.label),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &self.vertex,
-                entry_point: Some("fullscreen"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &self.fragment_module,
-                entry_point: Some(self.fragment),
-                compilation_options: Default::default(),
-                targets,
-            }),
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil,
-            multisample: wgpu::MultisampleState {
-                count: samples,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
-        })
+            .or_insert_with(|| {
+                cache.queue_render_pipeline(RenderPipelineDescriptor {
+                    label: Some(self.label.into()),
+                    layout: vec![self.layout_descriptor.clone()],
+                    vertex: self.vertex.clone(),
+                    fragment: Some(FragmentState {
+                        shader: self.fragment.0.clone(),
+                        shader_defs: self.shader_defs.clone(),
+                        entry_point: Some(self.fragment.1.into()),
+                        targets: targets.to_vec(),
+                    }),
+                    depth_stencil,
+                    multisample: wgpu::MultisampleState {
+                        count: samples,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                })
+            });
+        cache
+            .get_render_pipeline(id)
+            .map(|pipeline| (**pipeline).clone())
     }
 
     pub fn encode(

@@ -8,13 +8,20 @@
 //! 8-bit passes over the pairs, now four over the visible splats and two over the
 //! pairs.
 
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage};
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, bind_group, storage};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
-use super::library::{ShaderLibrary, wgsl_file};
+use super::library::wgsl_file;
 #[cfg(doc)]
 use super::preprocess::DEPTH_KEY_BITS;
+
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("gather.wgsl"),
+    checks: ShaderChecks::All,
+};
 
 pub struct GatherPass {
     layout: BindGroupLayout,
@@ -22,9 +29,8 @@ pub struct GatherPass {
 }
 
 impl GatherPass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let layout = layout(
-            device,
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let layout = BindGroupLayoutDescriptor::new(
             "splat depth order",
             &[
                 storage(0, true),
@@ -33,21 +39,17 @@ impl GatherPass {
                 storage(3, false),
             ],
         );
-        let module = library.module(
-            device,
-            "splat depth order",
-            wgsl_file!("gather.wgsl"),
-            &[],
-            ShaderChecks::All,
-        );
-        let gather = compute_pipeline(
-            device,
-            "splat depth order",
-            &layout,
-            &module,
-            "gather_pair_counts",
-        );
-        Self { layout, gather }
+        let gather = builder.kernel(&Kernel {
+            label: "splat depth order",
+            layout: &layout,
+            shader: SHADER,
+            entry_point: "gather_pair_counts",
+            defs: &[],
+        })?;
+        Some(Self {
+            layout: builder.layout(&layout),
+            gather,
+        })
     }
 
     /// `by_depth` are the depth sort's output values (slots, nearest first); their

@@ -1,10 +1,12 @@
 //! The view's counters buffer and the tiny kernels that turn its GPU-only counts into
 //! indirect dispatch arguments.
 
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage, uniform};
-use super::library::{ShaderDef, ShaderLibrary, wgsl_file};
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, bind_group, storage, uniform};
+use super::library::{ShaderDef, wgsl_file};
 
 /// A band's counters buffer, what its passes count on the GPU each frame. The WGSL
 /// indexes it by word through the shader defs [`counter_defs`] makes from this
@@ -56,6 +58,11 @@ pub(crate) fn counter_defs() -> [ShaderDef; 7] {
     ]
 }
 
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("indirect.wgsl"),
+    checks: ShaderChecks::All,
+};
+
 pub struct IndirectPass {
     layout: BindGroupLayout,
     visible: ComputePipeline,
@@ -63,38 +70,27 @@ pub struct IndirectPass {
 }
 
 impl IndirectPass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let layout = layout(
-            device,
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let layout = BindGroupLayoutDescriptor::new(
             "splat indirect args",
             &[storage(0, false), uniform(1, false)],
         );
-        let module = library.module(
-            device,
-            "splat indirect args",
-            wgsl_file!("indirect.wgsl"),
-            &[],
-            ShaderChecks::All,
-        );
-        let visible = compute_pipeline(
-            device,
-            "splat visible dispatch",
-            &layout,
-            &module,
-            "visible_dispatch",
-        );
-        let pairs = compute_pipeline(
-            device,
-            "splat pair dispatch",
-            &layout,
-            &module,
-            "pair_dispatch",
-        );
-        Self {
-            layout,
-            visible,
-            pairs,
-        }
+        let mut kernel = |label, entry_point| {
+            builder.kernel(&Kernel {
+                label,
+                layout: &layout,
+                shader: SHADER,
+                entry_point,
+                defs: &[],
+            })
+        };
+        let visible = kernel("splat visible dispatch", "visible_dispatch");
+        let pairs = kernel("splat pair dispatch", "pair_dispatch");
+        Some(Self {
+            layout: builder.layout(&layout),
+            visible: visible?,
+            pairs: pairs?,
+        })
     }
 
     /// `capacities` is a uniform of two u32: the pair capacity, the splat capacity.

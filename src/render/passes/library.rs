@@ -33,24 +33,49 @@ macro_rules! wgsl_file {
 }
 pub(crate) use wgsl_file;
 
+/// Calls `$then!` with the files of the modules a pass may import (beside this file),
+/// in an order where each comes after what it imports: the one list both the
+/// [`ShaderLibrary`] and an app's shader assets ([`load_library_modules`]) are made
+/// from.
+macro_rules! with_library_module_files {
+    ($then:ident $(, $arg:expr)?) => {
+        $then!(
+            $($arg,)?
+            "common.wgsl",
+            "preprocess_types.wgsl",
+            "preprocess_full.wgsl",
+            "preprocess_compact.wgsl",
+            "preprocess_hook.wgsl",
+            "preprocess_no_shader.wgsl",
+            // The prefix scan's records (`bevy_splat::scan::state`).
+            "scan_state.wgsl",
+            // The radix sort's (`bevy_splat::radix_sort::…`); the scatter imports both
+            // ways of finding a block's first slots, one by the def `SORT_ONESWEEP`.
+            "radix_sort/state.wgsl",
+            "radix_sort/keys.wgsl",
+            "radix_sort/classic_slots.wgsl",
+            "radix_sort/look_back.wgsl",
+            "radix_sort/scatter.wgsl"
+        )
+    };
+}
+
 /// The modules a pass may import, in an order where each comes after what it imports.
-fn library_modules() -> [WgslFile; 11] {
-    [
-        wgsl_file!("common.wgsl"),
-        wgsl_file!("preprocess_types.wgsl"),
-        wgsl_file!("preprocess_full.wgsl"),
-        wgsl_file!("preprocess_compact.wgsl"),
-        wgsl_file!("preprocess_hook.wgsl"),
-        // The prefix scan's records (`bevy_splat::scan::state`).
-        wgsl_file!("scan_state.wgsl"),
-        // The radix sort's (`bevy_splat::radix_sort::…`); the scatter imports both
-        // ways of finding a block's first slots, one by the def `SORT_ONESWEEP`.
-        wgsl_file!("radix_sort/state.wgsl"),
-        wgsl_file!("radix_sort/keys.wgsl"),
-        wgsl_file!("radix_sort/classic_slots.wgsl"),
-        wgsl_file!("radix_sort/look_back.wgsl"),
-        wgsl_file!("radix_sort/scatter.wgsl"),
-    ]
+fn library_modules() -> Vec<WgslFile> {
+    macro_rules! files {
+        ($($path:literal),*) => { vec![$(wgsl_file!($path)),*] };
+    }
+    with_library_module_files!(files)
+}
+
+/// Adds every library module to an app as a shader library (Bevy's
+/// `load_shader_library!`: an embedded asset, kept loaded), where Bevy's
+/// `PipelineCache` finds what the passes' entry shaders `#import`.
+pub(crate) fn load_library_modules(app: &mut bevy::app::App) {
+    macro_rules! load {
+        ($app:expr, $($path:literal),*) => { $(bevy::shader::load_shader_library!($app, $path);)* };
+    }
+    with_library_module_files!(load, app);
 }
 
 /// The import path of a `SplatShader`'s module, which the preprocess imports
@@ -58,7 +83,7 @@ fn library_modules() -> [WgslFile; 11] {
 pub const USER_SHADER_PATH: &str = "bevy_splat::preprocess::user_shader";
 
 /// A shader def of one pass: a flag (`#ifdef`) or a value (`#{NAME}`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ShaderDef {
     Flag(&'static str),
     UInt(&'static str, u32),
@@ -94,9 +119,11 @@ impl ShaderLibrary {
     /// its own. The modules are the crate's own text, checked by the tests: one that
     /// fails to parse is a bug in this crate.
     pub fn new(defs: Vec<ShaderDef>) -> Self {
-        // wgpu validates every module it is given against the device's own
-        // capabilities, so the composer does not validate a second time with others.
-        let mut composer = Composer::non_validating();
+        // A validating composer, as Bevy's `PipelineCache` has: it also checks that
+        // every module's interface survives being written back as WGSL, so what
+        // composes here composes in an app. wgpu checks the result against the
+        // device's own capabilities; the composer allows any.
+        let mut composer = Composer::default().with_capabilities(naga::valid::Capabilities::all());
         for file in library_modules() {
             let added = composer.add_composable_module(ComposableModuleDescriptor {
                 source: file.text,
@@ -152,6 +179,24 @@ impl ShaderLibrary {
                 additional_imports: &[],
             })
             .map_err(|error: ComposerError| error.emit_to_string(&self.composer))
+    }
+
+    /// `file` composed with `defs` and written back as one WGSL text with no imports:
+    /// how an app's splat shader variants reach Bevy's `PipelineCache`, whose single
+    /// composer cannot hold one import path (the hook's) once per shader. An error
+    /// names what did not compose or validate.
+    pub fn compose_wgsl(
+        &mut self,
+        file: WgslFile,
+        shader_defs: &[ShaderDef],
+    ) -> Result<String, String> {
+        use naga::valid::{Capabilities, ValidationFlags, Validator};
+        let module = self.compose(file, shader_defs)?;
+        let info = Validator::new(ValidationFlags::all(), Capabilities::all())
+            .validate(&module)
+            .map_err(|error| error.as_inner().to_string())?;
+        naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
+            .map_err(|error| error.to_string())
     }
 
     /// `file` composed with `defs` into a shader module of `device`, with wgpu's

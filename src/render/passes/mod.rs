@@ -20,11 +20,14 @@
 //! buffer.
 //!
 //! `common` holds what every pass is built with (layout and bind group helpers, the
-//! shared constants); `library` composes the WGSL files with naga_oil, shared code
-//! as `#import`ed modules (`common.wgsl` is `bevy_splat::common`) and variants as
-//! shader defs. Passes know nothing of Bevy's ECS: they take wgpu buffers, so the
-//! GPU tests can drive them on their own.
+//! shared constants); `library` lists the WGSL modules, shared code that passes
+//! `#import` (`common.wgsl` is `bevy_splat::common`), with variants as shader defs;
+//! `builder` is where a pass gets its pipelines: Bevy's `PipelineCache` in an app,
+//! or plain wgpu through naga_oil (the public GPU sort, the kernel tests). Passes
+//! know nothing of Bevy's ECS: they take wgpu buffers, so the GPU tests can drive
+//! them on their own.
 
+pub(crate) mod builder;
 pub(crate) mod common;
 pub(crate) mod composite;
 #[cfg(test)]
@@ -46,6 +49,8 @@ pub(crate) mod tile_split;
 
 use bevy::ecs::resource::Resource;
 
+use crate::render::pipelines::CachedBuilder;
+
 /// Every pipeline of the splat passes, built once per render device.
 #[derive(Resource)]
 pub struct SplatPipelines {
@@ -66,72 +71,94 @@ pub struct SplatPipelines {
 }
 
 impl SplatPipelines {
-    /// Every pipeline, one pass at a time: between passes it gives way to the
-    /// executor, so on a single-threaded one (the web) frames run in between. `sort`:
-    /// the radix sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`] of the
-    /// device's adapter; `shaders`: the app's splat shaders, each a variant of the
-    /// preprocess.
-    pub async fn build(
-        device: &wgpu::Device,
+    /// Every pipeline from Bevy's `PipelineCache` through `builder`, or `None` while
+    /// any is being compiled (the first call queues them all). `sort`: the radix
+    /// sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`] of the device's
+    /// adapter. The preprocess has no splat shader variants yet
+    /// (`PreprocessPass::set_splat_shaders`).
+    pub(crate) fn build(
+        builder: &mut CachedBuilder<'_>,
         sort: radix_sort::SortAlgorithm,
-        shaders: &[crate::shader::SplatShaderSource],
-    ) -> Self {
-        use bevy::tasks::futures_lite::future::yield_now;
-        let mut library = shader_library();
-        let library = &mut library;
-        let mut preprocess = preprocess::PreprocessPass::new(device, library);
-        preprocess.add_shaders(device, library, shaders).await;
-        yield_now().await;
-        let indirect = indirect::IndirectPass::new(device, library);
-        let gather = gather::GatherPass::new(device, library);
-        let scan = scan::PrefixScan::new(device);
-        let duplicate = duplicate::DuplicatePass::new(device, library);
-        yield_now().await;
-        let sort = radix_sort::RadixSort::with_key(device, radix_sort::SortKey::U32, sort);
-        yield_now().await;
-        let tile_range = tile_range::TileRangePass::new(device, library);
-        let tile_split = tile_split::TileSplitPass::new(device, library);
-        let tile_order = tile_order::TileOrderPass::new(device, library);
-        yield_now().await;
-        let tile_render = tile_render::TileRenderPass::new(device, library);
-        yield_now().await;
-        let pick = pick::PickPass::new(device, library);
-        yield_now().await;
-        let composite = composite::CompositePass::new(device, library);
-        let depth_write = depth_write::DepthWritePass::new(device, library);
-        Self {
-            preprocess,
-            indirect,
-            gather,
-            scan,
-            duplicate,
-            sort,
-            tile_range,
-            tile_split,
-            tile_order,
-            tile_render,
-            pick,
+    ) -> Option<Self> {
+        let sort_options = radix_sort::kernels::KernelOptions {
+            key: radix_sort::SortKey::U32,
+            look_back: radix_sort::LookBack::DEFAULT,
+            max_groups_x: builder::PipelineBuilder::device(builder)
+                .limits()
+                .max_compute_workgroups_per_dimension,
+        };
+        let composite = composite::CompositePass::new(builder);
+        let depth_write = depth_write::DepthWritePass::new(builder);
+        // Every pass is asked before any answer is used, so the first call queues all.
+        let preprocess = preprocess::PreprocessPass::new(builder);
+        let indirect = indirect::IndirectPass::new(builder);
+        let gather = gather::GatherPass::new(builder);
+        let scan = scan::PrefixScan::build(builder, sort_options.max_groups_x);
+        let duplicate = duplicate::DuplicatePass::new(builder);
+        let sort = radix_sort::RadixSort::with_builder(builder, &sort_options, sort);
+        let tile_range = tile_range::TileRangePass::new(builder);
+        let tile_split = tile_split::TileSplitPass::new(builder);
+        let tile_order = tile_order::TileOrderPass::new(builder);
+        let tile_render = tile_render::TileRenderPass::new(builder);
+        let pick = pick::PickPass::new(builder);
+        Some(Self {
+            preprocess: preprocess?,
+            indirect: indirect?,
+            gather: gather?,
+            scan: scan?,
+            duplicate: duplicate?,
+            sort: sort?,
+            tile_range: tile_range?,
+            tile_split: tile_split?,
+            tile_order: tile_order?,
+            tile_render: tile_render?,
+            pick: pick?,
             composite,
             depth_write,
-        }
+        })
     }
 }
 
-/// A `library::ShaderLibrary` with the crate's defs: the constants the host and the
-/// WGSL share, from their one definition on the Rust side.
-pub(crate) fn shader_library() -> library::ShaderLibrary {
+/// Every entry shader of the passes: in an app, each is a shader asset with its
+/// runtime checks (`render::pipelines::add_entry_shaders`).
+pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 16] = [
+    preprocess::SHADER,
+    indirect::SHADER,
+    gather::SHADER,
+    scan::SETUP_SHADER,
+    scan::SCAN_SHADER,
+    duplicate::SHADER,
+    radix_sort::kernels::SETUP_SHADER,
+    radix_sort::kernels::CLASSIC_SHADER,
+    radix_sort::kernels::ONESWEEP_SHADER,
+    tile_range::SHADER,
+    tile_split::SHADER,
+    tile_order::SHADER,
+    tile_render::SHADER,
+    pick::SHADER,
+    composite::SHADER,
+    depth_write::SHADER,
+];
+
+/// The defs every module is composed with: the constants the host and the WGSL
+/// share, from their one definition on the Rust side.
+pub(crate) fn crate_defs() -> Vec<library::ShaderDef> {
     use library::ShaderDef;
     let sizes = [
         ShaderDef::UInt("TILE_SIZE", common::TILE_SIZE),
         ShaderDef::UInt("WORK_CLASSES", common::WORK_CLASSES),
         ShaderDef::UInt("WORKGROUP_SIZE", common::WORKGROUP_SIZE),
     ];
-    let defs = sizes
+    sizes
         .into_iter()
         .chain(indirect::counter_defs())
         .chain(preprocess::shared_defs())
         .chain(radix_sort::state::shared_defs())
         .chain(scan::shared_defs())
-        .collect();
-    library::ShaderLibrary::new(defs)
+        .collect()
+}
+
+/// A `library::ShaderLibrary` with the crate's defs ([`crate_defs`]).
+pub(crate) fn shader_library() -> library::ShaderLibrary {
+    library::ShaderLibrary::new(crate_defs())
 }

@@ -4,8 +4,9 @@
 
 use wgpu::{BindGroup, Buffer, ComputePass, Device, TextureView};
 
+use super::builder::{EntryShader, PipelineBuilder};
 use super::common::{SceneDepthVariants, ShaderChecks, bind_group, storage, uniform};
-use super::library::{ShaderDef, ShaderLibrary, wgsl_file};
+use super::library::{ShaderDef, wgsl_file};
 use super::tile_split::TileLists;
 
 /// Pointer pixels one view picks per frame.
@@ -14,13 +15,18 @@ pub const MAX_PICKS: usize = 16;
 /// Bytes of one `PickHit` (see `pick.wgsl`): found, instance, splat, depth.
 pub const PICK_HIT_BYTES: u64 = 16;
 
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("pick.wgsl"),
+    checks: ShaderChecks::All,
+};
+
 pub struct PickPass {
     /// One per tile list (a tile's place in its bin): see `pick.wgsl`'s `LIST`.
     variants: [SceneDepthVariants; 4],
 }
 
 impl PickPass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
         let entries = [
             uniform(0, false),
             storage(1, true),
@@ -31,19 +37,19 @@ impl PickPass {
             storage(7, false),
             storage(8, true),
         ];
-        Self {
-            variants: std::array::from_fn(|list| {
-                SceneDepthVariants::new(
-                    device,
-                    library,
-                    &format!("splat pick (list {list})"),
-                    (&entries, 6),
-                    (wgsl_file!("pick.wgsl"), "pick"),
-                    &[ShaderDef::UInt("LIST", list as u32)],
-                    ShaderChecks::All,
-                )
-            }),
-        }
+        let variants: [_; 4] = std::array::from_fn(|list| {
+            SceneDepthVariants::new(
+                builder,
+                &format!("splat pick (list {list})"),
+                (&entries, 6),
+                (SHADER, "pick"),
+                &[ShaderDef::UInt("LIST", list as u32)],
+            )
+        });
+        let [a, b, c, d] = variants;
+        Some(Self {
+            variants: [a?, b?, c?, d?],
+        })
     }
 
     /// Binds one band's tile data to the view's pick pixels and hits: one bind group

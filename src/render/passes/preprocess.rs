@@ -1,16 +1,16 @@
 //! preprocess: projects each cloud's splats into the view, culls them, evaluates
 //! their colour and counts the tiles each touches (compacted output).
 
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use bytemuck::{Pod, Zeroable};
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{
-    ShaderChecks, bind_group, compute_pipeline, grid_for, layout, slice, storage, uniform,
-};
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, bind_group, grid_for, slice, storage, uniform};
 use super::indirect::COUNTERS_SIZE;
-use super::library::{ShaderDef, ShaderLibrary, wgsl_file};
+use super::library::{ShaderDef, wgsl_file};
 use crate::render::compact::{COMPACT_GEOMETRY_WORDS, POSITION_BLOCK, POSITION_BOX_WORDS};
-use crate::shader::{SplatShaderId, SplatShaderSource};
+use crate::shader::SplatShaderId;
 
 /// Bits of a depth key the sort orders by. A key is a positive float's bit pattern
 /// (view distance, 31 bits); the preprocess records the smallest and largest it
@@ -104,6 +104,16 @@ pub(crate) fn shared_defs() -> [ShaderDef; 4] {
     ]
 }
 
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("preprocess.wgsl"),
+    checks: ShaderChecks::All,
+};
+
+/// The shader defs of the preprocess for an asset in the compact layout.
+pub(crate) const COMPACT_LAYOUT: ShaderDef = ShaderDef::Flag("COMPACT_LAYOUT");
+/// The shader def of a preprocess that runs a cloud's `SplatShader`.
+pub(crate) const WITH_SPLAT_SHADER: ShaderDef = ShaderDef::Flag("SPLAT_SHADER");
+
 pub struct PreprocessPass {
     pub layout: BindGroupLayout,
     /// For assets in the full layouts (f32, or f16 SH) and in the compact one.
@@ -114,46 +124,14 @@ pub struct PreprocessPass {
 }
 
 /// One preprocess variant for each storage layout.
-struct LayoutPipelines {
-    full: ComputePipeline,
-    compact: ComputePipeline,
+pub(crate) struct LayoutPipelines {
+    pub full: ComputePipeline,
+    pub compact: ComputePipeline,
 }
 
-impl LayoutPipelines {
-    /// The preprocess composed with `defs`, for both layouts.
-    fn new(
-        device: &Device,
-        library: &mut ShaderLibrary,
-        layout: &BindGroupLayout,
-        label: &str,
-        defs: &[ShaderDef],
-    ) -> Result<Self, String> {
-        let mut pipeline = |label: String, layout_def: Option<ShaderDef>| {
-            let mut defs = defs.to_vec();
-            defs.extend(layout_def);
-            let file = wgsl_file!("preprocess.wgsl");
-            let module = library.try_module(device, &label, file, &defs, ShaderChecks::All)?;
-            Ok::<_, String>(compute_pipeline(
-                device,
-                &label,
-                layout,
-                &module,
-                "preprocess",
-            ))
-        };
-        Ok(Self {
-            full: pipeline(label.to_string(), None)?,
-            compact: pipeline(
-                format!("{label} (compact)"),
-                Some(ShaderDef::Flag("COMPACT_LAYOUT")),
-            )?,
-        })
-    }
-}
-
-fn bind_group_layout(device: &Device) -> BindGroupLayout {
-    layout(
-        device,
+/// The preprocess's bind group layout.
+pub(crate) fn layout_descriptor() -> BindGroupLayoutDescriptor {
+    BindGroupLayoutDescriptor::new(
         "splat preprocess",
         &[
             uniform(0, false),
@@ -171,55 +149,34 @@ fn bind_group_layout(device: &Device) -> BindGroupLayout {
 }
 
 impl PreprocessPass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let layout = bind_group_layout(device);
-        let plain = LayoutPipelines::new(device, library, &layout, "splat preprocess", &[])
-            .unwrap_or_else(|message| {
-                panic!("bevy_splat's preprocess does not compose: {message}")
-            });
-        Self {
-            layout,
-            plain,
+    /// The preprocess without splat shaders, or `None` while it is being compiled.
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let layout = layout_descriptor();
+        let mut pipeline = |label, defs: &[ShaderDef]| {
+            builder.kernel(&Kernel {
+                label,
+                layout: &layout,
+                shader: SHADER,
+                entry_point: "preprocess",
+                defs,
+            })
+        };
+        let full = pipeline("splat preprocess", &[]);
+        let compact = pipeline("splat preprocess (compact)", &[COMPACT_LAYOUT]);
+        Some(Self {
+            layout: builder.layout(&layout),
+            plain: LayoutPipelines {
+                full: full?,
+                compact: compact?,
+            },
             shaders: Vec::new(),
-        }
+        })
     }
 
-    /// Builds the variant of each of an app's splat shaders. One that does not compose
-    /// or validate is reported in the log and left out.
-    pub async fn add_shaders(
-        &mut self,
-        device: &Device,
-        library: &ShaderLibrary,
-        shaders: &[SplatShaderSource],
-    ) {
-        for shader in shaders {
-            let label = format!("splat preprocess (shader {})", shader.name);
-            let built = match library.with_user_shader(&shader.name, &shader.wgsl) {
-                Ok(mut library) => {
-                    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-                    let defs = [ShaderDef::Flag("SPLAT_SHADER")];
-                    let built =
-                        LayoutPipelines::new(device, &mut library, &self.layout, &label, &defs);
-                    match (built, scope.pop().await) {
-                        (Ok(pipelines), None) => Ok(pipelines),
-                        (Err(message), _) => Err(message),
-                        (_, Some(error)) => Err(error.to_string()),
-                    }
-                }
-                Err(message) => Err(message),
-            };
-            self.shaders.push(match built {
-                Ok(pipelines) => Some(pipelines),
-                Err(message) => {
-                    bevy::log::error!(
-                        "splat shader \"{}\" does not compile; its clouds are drawn \
-                         without it: {message}",
-                        shader.name
-                    );
-                    None
-                }
-            });
-        }
+    /// The variants of an app's splat shaders, in id order (`None` for one that did
+    /// not compile).
+    pub fn set_splat_shaders(&mut self, shaders: Vec<Option<LayoutPipelines>>) {
+        self.shaders = shaders;
     }
 
     /// Binds one chunk of an asset's splats, and the view's instances, to its outputs.

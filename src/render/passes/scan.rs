@@ -26,7 +26,10 @@ use std::num::NonZeroU64;
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
-use super::common::{ShaderChecks, buffer_entry, compute_pipeline, storage, word_binding};
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
+
+use super::builder::{DirectBuilder, EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, buffer_entry, storage, word_binding};
 use super::library::{ShaderDef, ShaderLibrary, WgslFile, wgsl_file};
 
 /// Threads per workgroup of the scan kernels.
@@ -76,6 +79,17 @@ const ARGS_IN_RECORD: u64 = offset_of!(ScanLevel, grid_x) as u64;
 /// records they share (`bevy_splat::scan::state`, in the shader library).
 pub(crate) const SETUP_WGSL: WgslFile = wgsl_file!("scan_setup.wgsl");
 pub(crate) const SCAN_WGSL: WgslFile = wgsl_file!("scan.wgsl");
+
+pub(crate) const SETUP_SHADER: EntryShader = EntryShader {
+    file: SETUP_WGSL,
+    checks: ShaderChecks::All,
+};
+/// Every loop runs a constant count or up to n; every index is below n, the capacity
+/// or a workgroup array's length (tests/gpu_sort.rs).
+pub(crate) const SCAN_SHADER: EntryShader = EntryShader {
+    file: SCAN_WGSL,
+    checks: ShaderChecks::None,
+};
 
 /// The sizes the scan's modules are composed with, as shader defs (every module gets
 /// them); a scan's grid limit is its own, `SCAN_MAX_GROUPS_X`.
@@ -137,77 +151,54 @@ impl PrefixScan {
     pub fn with_max_workgroups_per_dimension(device: &wgpu::Device, max_groups_x: u32) -> Self {
         // A library with the scan's own sizes: it composes no other module.
         let mut library = ShaderLibrary::new(shared_defs().to_vec());
-        Self::with_library(device, &mut library, max_groups_x)
+        Self::build(&mut DirectBuilder::new(device, &mut library), max_groups_x)
+            .expect("a direct builder compiles every kernel at once")
     }
 
-    /// Like [`PrefixScan::with_max_workgroups_per_dimension`], composing its modules
-    /// through `library` (the radix sort's, which holds the modules it shares).
-    pub(crate) fn with_library(
-        device: &wgpu::Device,
-        library: &mut ShaderLibrary,
-        max_groups_x: u32,
-    ) -> Self {
+    /// The scan's pipelines from `builder`, or `None` while any is being compiled.
+    pub(crate) fn build(builder: &mut dyn PipelineBuilder, max_groups_x: u32) -> Option<Self> {
         let max_groups_x = max_groups_x.max(1);
-        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("prefix scan setup"),
-            entries: &[storage(0, true), storage(1, false)],
-        });
-        let level_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("prefix scan level"),
-            entries: &[storage(0, false), storage(1, false), storage(2, true)],
-        });
-        let top_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("prefix scan top"),
-            entries: &[storage(0, false), storage(2, true), storage(3, false)],
-        });
-
-        let setup_module = library.module(
-            device,
+        let setup_layout = BindGroupLayoutDescriptor::new(
             "prefix scan setup",
-            SETUP_WGSL,
-            &[ShaderDef::UInt("SCAN_MAX_GROUPS_X", max_groups_x)],
-            ShaderChecks::All,
+            &[storage(0, true), storage(1, false)],
         );
-        let scan_module = library.module(
-            device,
-            "prefix scan",
-            SCAN_WGSL,
-            &[],
-            // Every loop runs a constant count or up to n; every index is below n,
-            // the capacity or a workgroup array's length (tests/gpu_sort.rs).
-            ShaderChecks::None,
+        let level_layout = BindGroupLayoutDescriptor::new(
+            "prefix scan level",
+            &[storage(0, false), storage(1, false), storage(2, true)],
         );
-        let setup = compute_pipeline(
-            device,
-            "prefix scan setup",
-            &setup_layout,
-            &setup_module,
-            "setup",
+        let top_layout = BindGroupLayoutDescriptor::new(
+            "prefix scan top",
+            &[storage(0, false), storage(2, true), storage(3, false)],
         );
-        let reduce = compute_pipeline(
-            device,
-            "prefix scan reduce",
-            &level_layout,
-            &scan_module,
-            "reduce",
-        );
-        let top = compute_pipeline(device, "prefix scan top", &top_layout, &scan_module, "top");
-        let downsweep = compute_pipeline(
-            device,
-            "prefix scan downsweep",
-            &level_layout,
-            &scan_module,
-            "downsweep",
-        );
-        Self {
-            setup_layout,
-            level_layout,
-            top_layout,
-            setup,
-            reduce,
-            top,
-            downsweep,
-        }
+        let setup_defs = [ShaderDef::UInt("SCAN_MAX_GROUPS_X", max_groups_x)];
+        let setup = builder.kernel(&Kernel {
+            label: "prefix scan setup",
+            layout: &setup_layout,
+            shader: SETUP_SHADER,
+            entry_point: "setup",
+            defs: &setup_defs,
+        });
+        let mut kernel = |label, layout, entry_point| {
+            builder.kernel(&Kernel {
+                label,
+                layout,
+                shader: SCAN_SHADER,
+                entry_point,
+                defs: &[],
+            })
+        };
+        let reduce = kernel("prefix scan reduce", &level_layout, "reduce");
+        let top = kernel("prefix scan top", &top_layout, "top");
+        let downsweep = kernel("prefix scan downsweep", &level_layout, "downsweep");
+        Some(Self {
+            setup_layout: builder.layout(&setup_layout),
+            level_layout: builder.layout(&level_layout),
+            top_layout: builder.layout(&top_layout),
+            setup: setup?,
+            reduce: reduce?,
+            top: top?,
+            downsweep: downsweep?,
+        })
     }
 
     /// Records the scan into an open compute pass. `values[0..n]` becomes its

@@ -3,12 +3,12 @@
 //! tile in a work class by its pair count; this pass turns those classes into one
 //! order, in a single dispatch instead of a sort.
 
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{
-    ShaderChecks, WORK_CLASSES, bind_group, compute_pipeline, grid_for, layout, storage, uniform,
-};
-use super::library::{ShaderLibrary, wgsl_file};
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, WORK_CLASSES, bind_group, grid_for, storage, uniform};
+use super::library::wgsl_file;
 
 /// Bytes of the work classes' counts at the start of the tile work buffer, cleared
 /// every frame.
@@ -20,15 +20,19 @@ pub fn tile_work_bytes(band_tiles: u32) -> u64 {
     WORK_COUNTS_BYTES + u64::from(band_tiles) * 4
 }
 
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("tile_order.wgsl"),
+    checks: ShaderChecks::All,
+};
+
 pub struct TileOrderPass {
     layout: BindGroupLayout,
     places: ComputePipeline,
 }
 
 impl TileOrderPass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let layout = layout(
-            device,
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let layout = BindGroupLayoutDescriptor::new(
             "splat tile order",
             &[
                 uniform(0, false),
@@ -37,21 +41,17 @@ impl TileOrderPass {
                 storage(3, false),
             ],
         );
-        let module = library.module(
-            device,
-            "splat tile order",
-            wgsl_file!("tile_order.wgsl"),
-            &[],
-            ShaderChecks::All,
-        );
-        let places = compute_pipeline(
-            device,
-            "splat tile order",
-            &layout,
-            &module,
-            "tile_order_places",
-        );
-        Self { layout, places }
+        let places = builder.kernel(&Kernel {
+            label: "splat tile order",
+            layout: &layout,
+            shader: SHADER,
+            entry_point: "tile_order_places",
+            defs: &[],
+        })?;
+        Some(Self {
+            layout: builder.layout(&layout),
+            places,
+        })
     }
 
     /// From the tiles' `ranges` and the split's `tile_work` into `tile_order`.

@@ -1,10 +1,17 @@
 //! tile range: the start and end of each tile's run in the sorted pairs.
 
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage};
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, bind_group, storage};
 use super::indirect::PAIR_DISPATCH_OFFSET;
-use super::library::{ShaderLibrary, wgsl_file};
+use super::library::wgsl_file;
+
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("tile_range.wgsl"),
+    checks: ShaderChecks::All,
+};
 
 pub struct TileRangePass {
     layout: BindGroupLayout,
@@ -12,21 +19,22 @@ pub struct TileRangePass {
 }
 
 impl TileRangePass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let layout = layout(
-            device,
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let layout = BindGroupLayoutDescriptor::new(
             "splat tile range",
             &[storage(0, true), storage(1, true), storage(2, false)],
         );
-        let module = library.module(
-            device,
-            "splat tile range",
-            wgsl_file!("tile_range.wgsl"),
-            &[],
-            ShaderChecks::All,
-        );
-        let pipeline = compute_pipeline(device, "splat tile range", &layout, &module, "tile_range");
-        Self { layout, pipeline }
+        let pipeline = builder.kernel(&Kernel {
+            label: "splat tile range",
+            layout: &layout,
+            shader: SHADER,
+            entry_point: "tile_range",
+            defs: &[],
+        })?;
+        Some(Self {
+            layout: builder.layout(&layout),
+            pipeline,
+        })
     }
 
     /// `sorted_keys` are the sort's output; `ranges` must be cleared to zero each frame.

@@ -8,8 +8,9 @@ use wgpu::{
     TextureFormat, TextureView, TextureViewDimension,
 };
 
+use super::builder::{EntryShader, PipelineBuilder};
 use super::common::{SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform};
-use super::library::{ShaderLibrary, wgsl_file};
+use super::library::wgsl_file;
 use super::tile_split::TileLists;
 
 /// The tiles covering a viewport.
@@ -29,12 +30,20 @@ pub const SPLAT_LAYER_FORMAT: TextureFormat = TextureFormat::Rgba32Float;
 pub const MEDIAN_DEPTH_FORMAT: TextureFormat = TextureFormat::R32Float;
 
 /// The tile render, compiled for a single-sampled and for a multisampled depth buffer.
+/// Its loops run over a tile's range of pairs, in batches, and over constant counts;
+/// it indexes workgroup arrays by thread or by a count below the batch, buffers by
+/// tile and by the slots duplicate wrote, textures inside the viewport only.
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("tile_render.wgsl"),
+    checks: ShaderChecks::None,
+};
+
 pub struct TileRenderPass {
     variants: SceneDepthVariants,
 }
 
 impl TileRenderPass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
         let write_only = |binding, format| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: ShaderStages::COMPUTE,
@@ -57,21 +66,15 @@ impl TileRenderPass {
             storage(9, true),
             storage(10, true),
         ];
-        Self {
+        Some(Self {
             variants: SceneDepthVariants::new(
-                device,
-                library,
+                builder,
                 "splat tile render",
                 (&entries, 4),
-                (wgsl_file!("tile_render.wgsl"), "tile_render"),
+                (SHADER, "tile_render"),
                 &[],
-                // Its loops run over a tile's range of pairs, in batches, and over
-                // constant counts; it indexes workgroup arrays by thread or by a count
-                // below the batch, buffers by tile and by the slots duplicate wrote,
-                // textures inside the viewport only.
-                ShaderChecks::None,
-            ),
-        }
+            )?,
+        })
     }
 
     pub fn bind_group(

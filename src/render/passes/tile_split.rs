@@ -7,10 +7,12 @@
 //! tile by its pair count for the tile order.
 
 use bevy::math::UVec2;
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
-use super::common::{ShaderChecks, bind_group, compute_pipeline, layout, storage, uniform};
-use super::library::{ShaderLibrary, wgsl_file};
+use super::builder::{EntryShader, Kernel, PipelineBuilder};
+use super::common::{ShaderChecks, bind_group, storage, uniform};
+use super::library::wgsl_file;
 
 /// The bins (2×2 tiles) over a grid of `tiles`.
 pub fn bins_for(tiles: UVec2) -> UVec2 {
@@ -22,15 +24,22 @@ pub fn bins_for(tiles: UVec2) -> UVec2 {
 /// rewrites it; the others are the sort's keys and scratch, free by then.
 pub struct TileLists<'a>(pub [&'a Buffer; 4]);
 
+/// Its loops run over a bin's range of sorted pairs and over constant counts; it
+/// indexes workgroup words by thread, lists within the bin's range, the tile work by
+/// class and by tile of the band.
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("tile_split.wgsl"),
+    checks: ShaderChecks::None,
+};
+
 pub struct TileSplitPass {
     layout: BindGroupLayout,
     pipeline: ComputePipeline,
 }
 
 impl TileSplitPass {
-    pub fn new(device: &Device, library: &mut ShaderLibrary) -> Self {
-        let layout = layout(
-            device,
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let layout = BindGroupLayoutDescriptor::new(
             "splat tile split",
             &[
                 uniform(0, false),
@@ -43,18 +52,17 @@ impl TileSplitPass {
                 storage(7, false),
             ],
         );
-        // Its loops run over a bin's range of sorted pairs and over constant counts; it
-        // indexes workgroup words by thread, lists within the bin's range, the tile
-        // work by class and by tile of the band.
-        let module = library.module(
-            device,
-            "splat tile split",
-            wgsl_file!("tile_split.wgsl"),
-            &[],
-            ShaderChecks::None,
-        );
-        let pipeline = compute_pipeline(device, "splat tile split", &layout, &module, "tile_split");
-        Self { layout, pipeline }
+        let pipeline = builder.kernel(&Kernel {
+            label: "splat tile split",
+            layout: &layout,
+            shader: SHADER,
+            entry_point: "tile_split",
+            defs: &[],
+        })?;
+        Some(Self {
+            layout: builder.layout(&layout),
+            pipeline,
+        })
     }
 
     /// `bin_ranges` are the tile range pass's runs of the sorted pairs per bin; every

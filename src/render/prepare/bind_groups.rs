@@ -7,6 +7,7 @@ use bevy::ecs::prelude::*;
 use bevy::log::warn_once;
 use bevy::platform::time::Instant;
 use bevy::render::render_asset::RenderAssets;
+use bevy::render::render_resource::PipelineCache;
 use bevy::render::renderer::{RenderDevice, RenderQueue};
 use bevy::render::sync_world::MainEntity;
 use bevy::render::view::{Msaa, ViewDepthTexture, ViewTarget};
@@ -45,6 +46,7 @@ pub fn prepare_splat_bind_groups(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
     pipelines: Option<Res<SplatPipelines>>,
+    cache: Res<PipelineCache>,
     memory: Res<SplatMemory>,
     stats: Res<SplatStats>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
@@ -78,6 +80,39 @@ pub fn prepare_splat_bind_groups(
             continue;
         };
         let (origin, size) = (draw.origin, draw.size);
+        let linear_target = target.compositing_space != Some(CompositingSpace::Srgb);
+        let copyable = target
+            .main_texture()
+            .usage()
+            .contains(TextureUsages::COPY_SRC);
+        let mode = CompositeMode::choose(
+            composite.copied().unwrap_or_default(),
+            linear_target,
+            copyable,
+        );
+        if mode == CompositeMode::LinearOverBlack {
+            warn_once!(
+                "a splat camera's main texture lacks COPY_SRC (CameraMainTextureUsages): \
+                 its splats are blended exactly over black only"
+            );
+        }
+        let format = target.main_texture_format();
+        // A view draws its splats once its composite (and depth write) pipelines for
+        // this target are compiled; until then it draws none.
+        let composite_pipeline = pipelines
+            .composite
+            .pipeline(&cache, mode, format, msaa.samples());
+        let depth_write_pipeline = writes_depth.then(|| {
+            pipelines
+                .depth_write
+                .pipeline(&cache, CORE_3D_DEPTH_FORMAT, msaa.samples())
+        });
+        let (Some(composite_pipeline), None | Some(Some(_))) =
+            (composite_pipeline, &depth_write_pipeline)
+        else {
+            commands.entity(entity).remove::<SplatFrame>();
+            continue;
+        };
         let multisampled_depth = msaa.samples() > 1;
         let mut bands = Vec::with_capacity(buffers.bands.len());
         for band in &buffers.bands {
@@ -101,23 +136,6 @@ pub fn prepare_splat_bind_groups(
             ));
         }
 
-        let linear_target = target.compositing_space != Some(CompositingSpace::Srgb);
-        let copyable = target
-            .main_texture()
-            .usage()
-            .contains(TextureUsages::COPY_SRC);
-        let mode = CompositeMode::choose(
-            composite.copied().unwrap_or_default(),
-            linear_target,
-            copyable,
-        );
-        if mode == CompositeMode::LinearOverBlack {
-            warn_once!(
-                "a splat camera's main texture lacks COPY_SRC (CameraMainTextureUsages): \
-                 its splats are blended exactly over black only"
-            );
-        }
-        let format = target.main_texture_format();
         // The copy of the scene is kept while it fits, made when it does not, and
         // dropped when the composite no longer reads one.
         let made_copy = match (mode.reads_scene(), scene_copy) {
@@ -146,20 +164,16 @@ pub fn prepare_splat_bind_groups(
             multisampled_depth,
             viewport_origin: origin,
             viewport_size: size,
-            composite_pipeline: pipelines
-                .composite
-                .pipeline(device, mode, format, msaa.samples()),
+            composite_pipeline,
             composite: pipelines.composite.bind_group(
                 device,
                 &buffers.layer.view,
                 &buffers.layer.composite_params,
                 copy_view,
             ),
-            depth_write: writes_depth.then(|| {
+            depth_write: depth_write_pipeline.flatten().map(|pipeline| {
                 (
-                    pipelines
-                        .depth_write
-                        .pipeline(device, CORE_3D_DEPTH_FORMAT, msaa.samples()),
+                    pipeline,
                     pipelines.depth_write.bind_group(
                         device,
                         &buffers.layer.median_depth,

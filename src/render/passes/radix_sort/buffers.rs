@@ -269,7 +269,7 @@ impl SortBuffers {
         let count_groups = [0, 1].map(|src| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("radix sort count"),
-                layout: &sort.layouts.count,
+                layout: &sort.count_layout,
                 entries: &[
                     buffer_entry(0, params_binding.clone()),
                     buffer_entry(1, state.as_entire_buffer_binding()),
@@ -282,7 +282,7 @@ impl SortBuffers {
             let dst = 1 - src;
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("radix sort scatter"),
-                layout: &sort.layouts.scatter,
+                layout: &sort.scatter_layout,
                 entries: &[
                     buffer_entry(0, params_binding.clone()),
                     buffer_entry(1, state.as_entire_buffer_binding()),

@@ -7,7 +7,10 @@ use std::num::NonZeroU64;
 
 use super::options::{LookBack, ONESWEEP_LARGEST_SORT, SortAlgorithm, SortKey};
 use super::state::{self, PASS_PARAMS_BYTES};
-use crate::render::passes::common::{ShaderChecks, compute_pipeline, storage};
+use bevy::render::render_resource::BindGroupLayoutDescriptor;
+
+use crate::render::passes::builder::{DirectBuilder, EntryShader, Kernel, PipelineBuilder};
+use crate::render::passes::common::{ShaderChecks, storage};
 use crate::render::passes::library::{ShaderDef, ShaderLibrary, WgslFile};
 use crate::render::passes::scan::{self, PrefixScan};
 
@@ -36,15 +39,33 @@ fn sort_library() -> ShaderLibrary {
     ShaderLibrary::new(defs.collect())
 }
 
+pub(crate) const SETUP_SHADER: EntryShader = EntryShader {
+    file: SETUP_WGSL,
+    checks: ShaderChecks::All,
+};
+/// Every loop runs a constant count, up to n, or (the one-sweep look-back) up to its
+/// block index times LOOK_BACK_SPINS + 1; every index is below n, the capacity or a
+/// workgroup array's length (tests/gpu_sort.rs). No kernel waits without bound for
+/// another, so none can hang a GPU.
+pub(crate) const CLASSIC_SHADER: EntryShader = EntryShader {
+    file: CLASSIC_WGSL,
+    checks: ShaderChecks::None,
+};
+/// As [`CLASSIC_SHADER`].
+pub(crate) const ONESWEEP_SHADER: EntryShader = EntryShader {
+    file: ONESWEEP_WGSL,
+    checks: ShaderChecks::None,
+};
+
 /// The bind group layouts of the count (or histogram) and scatter kernels, the same
 /// for both algorithms.
 pub(super) struct SortLayouts {
-    pub count: wgpu::BindGroupLayout,
-    pub scatter: wgpu::BindGroupLayout,
+    pub count: BindGroupLayoutDescriptor,
+    pub scatter: BindGroupLayoutDescriptor,
 }
 
 impl SortLayouts {
-    pub fn new(device: &wgpu::Device) -> Self {
+    pub fn new() -> Self {
         let params_entry = wgpu::BindGroupLayoutEntry {
             binding: 0,
             visibility: wgpu::ShaderStages::COMPUTE,
@@ -55,18 +76,18 @@ impl SortLayouts {
             },
             count: None,
         };
-        let count = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("radix sort count"),
-            entries: &[
+        let count = BindGroupLayoutDescriptor::new(
+            "radix sort count",
+            &[
                 params_entry,
                 storage(1, true),
                 storage(2, true),
                 storage(3, false),
             ],
-        });
-        let scatter = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("radix sort scatter"),
-            entries: &[
+        );
+        let scatter = BindGroupLayoutDescriptor::new(
+            "radix sort scatter",
+            &[
                 params_entry,
                 storage(1, true),
                 storage(2, true),
@@ -75,24 +96,9 @@ impl SortLayouts {
                 storage(5, false),
                 storage(6, false),
             ],
-        });
+        );
         Self { count, scatter }
     }
-}
-
-/// The setup kernels' module for grids of at most `max_groups_x` workgroups along x.
-pub(super) fn setup_module(
-    device: &wgpu::Device,
-    library: &mut ShaderLibrary,
-    max_groups_x: u32,
-) -> wgpu::ShaderModule {
-    library.module(
-        device,
-        "radix sort setup",
-        SETUP_WGSL,
-        &[ShaderDef::UInt("SORT_MAX_GROUPS_X", max_groups_x)],
-        ShaderChecks::All,
-    )
 }
 
 /// The shader defs of one algorithm's kernels for `key` keys: `SORT_KEY_64` for
@@ -128,65 +134,67 @@ pub(super) struct SortKernels {
     pub scatter: wgpu::ComputePipeline,
 }
 
+/// What every algorithm's kernels are built with.
+pub(crate) struct KernelOptions {
+    pub key: SortKey,
+    pub look_back: LookBack,
+    /// The setup kernels' grid limit along x (`SORT_MAX_GROUPS_X`).
+    pub max_groups_x: u32,
+}
+
 impl SortKernels {
+    /// `algorithm`'s kernels, or `None` while any is being compiled.
     pub fn build(
-        device: &wgpu::Device,
-        library: &mut ShaderLibrary,
+        builder: &mut dyn PipelineBuilder,
         layouts: &SortLayouts,
-        setup_module: &wgpu::ShaderModule,
-        key: SortKey,
+        options: &KernelOptions,
         algorithm: SortAlgorithm,
-        look_back: LookBack,
-    ) -> Self {
+    ) -> Option<Self> {
         let onesweep = algorithm == SortAlgorithm::OneSweep;
         let setup_entries = [storage(0, true), storage(1, false), storage(2, false)];
-        let setup_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("radix sort setup"),
-            entries: &setup_entries[..if onesweep { 3 } else { 2 }],
-        });
-        let (file, setup_kernel, first_kernel) = if onesweep {
-            (ONESWEEP_WGSL, "setup_onesweep", "histogram")
-        } else {
-            (CLASSIC_WGSL, "setup", "count")
-        };
-        let module = library.module(
-            device,
-            "radix sort",
-            file,
-            &kernel_defs(key, algorithm, look_back),
-            // Every loop runs a constant count, up to n, or (the one-sweep look-back)
-            // up to its block index times LOOK_BACK_SPINS + 1; every index is below n,
-            // the capacity or a workgroup array's length (tests/gpu_sort.rs). No
-            // kernel waits without bound for another, so none can hang a GPU.
-            ShaderChecks::None,
-        );
-        let setup = compute_pipeline(
-            device,
+        let setup_layout = BindGroupLayoutDescriptor::new(
             "radix sort setup",
-            &setup_layout,
-            setup_module,
-            setup_kernel,
+            &setup_entries[..if onesweep { 3 } else { 2 }],
         );
-        let count = compute_pipeline(
-            device,
-            &format!("radix sort {first_kernel}"),
-            &layouts.count,
-            &module,
-            first_kernel,
-        );
-        let scatter = compute_pipeline(
-            device,
-            "radix sort scatter",
-            &layouts.scatter,
-            &module,
-            "scatter",
-        );
-        Self {
-            setup_layout,
-            setup,
-            count,
-            scatter,
-        }
+        let (shader, setup_kernel, first_kernel, first_label) = if onesweep {
+            (
+                ONESWEEP_SHADER,
+                "setup_onesweep",
+                "histogram",
+                "radix sort histogram",
+            )
+        } else {
+            (CLASSIC_SHADER, "setup", "count", "radix sort count")
+        };
+        let setup_defs = [ShaderDef::UInt("SORT_MAX_GROUPS_X", options.max_groups_x)];
+        let setup = builder.kernel(&Kernel {
+            label: "radix sort setup",
+            layout: &setup_layout,
+            shader: SETUP_SHADER,
+            entry_point: setup_kernel,
+            defs: &setup_defs,
+        });
+        let defs = kernel_defs(options.key, algorithm, options.look_back);
+        let count = builder.kernel(&Kernel {
+            label: first_label,
+            layout: &layouts.count,
+            shader,
+            entry_point: first_kernel,
+            defs: &defs,
+        });
+        let scatter = builder.kernel(&Kernel {
+            label: "radix sort scatter",
+            layout: &layouts.scatter,
+            shader,
+            entry_point: "scatter",
+            defs: &defs,
+        });
+        Some(Self {
+            setup_layout: builder.layout(&setup_layout),
+            setup: setup?,
+            count: count?,
+            scatter: scatter?,
+        })
     }
 }
 
@@ -195,7 +203,8 @@ impl SortKernels {
 pub struct RadixSort {
     pub(super) key: SortKey,
     pub(super) scan: PrefixScan,
-    pub(super) layouts: SortLayouts,
+    pub(super) count_layout: wgpu::BindGroupLayout,
+    pub(super) scatter_layout: wgpu::BindGroupLayout,
     pub(super) classic: SortKernels,
     /// Built when the sort's algorithm is [`SortAlgorithm::OneSweep`].
     pub(super) onesweep: Option<SortKernels>,
@@ -265,25 +274,45 @@ impl RadixSort {
         algorithm: SortAlgorithm,
         look_back: LookBack,
     ) -> Self {
-        let max_groups_x = max_groups_x.max(1);
         // The sort and its scan compose their modules through one library.
-        let library = &mut sort_library();
-        let scan = PrefixScan::with_library(device, library, max_groups_x);
-        let layouts = SortLayouts::new(device);
-        let setup = setup_module(device, library, max_groups_x);
-        let mut kernels = |algorithm| {
-            SortKernels::build(device, library, &layouts, &setup, key, algorithm, look_back)
-        };
-        let classic = kernels(SortAlgorithm::Classic);
-        let onesweep =
-            (algorithm == SortAlgorithm::OneSweep).then(|| kernels(SortAlgorithm::OneSweep));
-        Self {
+        let mut library = sort_library();
+        let options = KernelOptions {
             key,
-            scan,
-            layouts,
-            classic,
+            look_back,
+            max_groups_x: max_groups_x.max(1),
+        };
+        let builder = &mut DirectBuilder::new(device, &mut library);
+        Self::with_builder(builder, &options, algorithm)
+            .expect("a direct builder compiles every kernel at once")
+    }
+
+    /// The sort's pipelines (and its scan's) from `builder`, or `None` while any is
+    /// being compiled.
+    pub(crate) fn with_builder(
+        builder: &mut dyn PipelineBuilder,
+        options: &KernelOptions,
+        algorithm: SortAlgorithm,
+    ) -> Option<Self> {
+        let scan = PrefixScan::build(builder, options.max_groups_x);
+        let layouts = SortLayouts::new();
+        let classic = SortKernels::build(builder, &layouts, options, SortAlgorithm::Classic);
+        let onesweep = match algorithm {
+            SortAlgorithm::OneSweep => Some(SortKernels::build(
+                builder,
+                &layouts,
+                options,
+                SortAlgorithm::OneSweep,
+            )?),
+            SortAlgorithm::Classic => None,
+        };
+        Some(Self {
+            key: options.key,
+            scan: scan?,
+            count_layout: builder.layout(&layouts.count),
+            scatter_layout: builder.layout(&layouts.scatter),
+            classic: classic?,
             onesweep,
-        }
+        })
     }
 
     /// The kernels of `algorithm`: the one-sweep ones only where this sort built them.

@@ -34,18 +34,16 @@
 #import bevy_splat::radix_sort::classic_slots::{first_output_slot, publish_block_counts}
 #endif
 
-#ifdef SORT_KEY_64
-alias SortKey = vec2<u32>;
-#else
-alias SortKey = u32;
-#endif
-
 // Words of the workgroup memory `stage`: max(SORT_BLOCK, MASK_WORDS * RADIX).
 const STAGE_WORDS: u32 = #{SORT_STAGE_WORDS}u;
 const MASK_WORDS: u32 = WG / 32u;
 
 @group(0) @binding(4) var<storage, read> values_in: array<u32>;
-@group(0) @binding(5) var<storage, read_write> keys_out: array<SortKey>;
+#ifdef SORT_KEY_64
+@group(0) @binding(5) var<storage, read_write> keys_out: array<vec2<u32>>;
+#else
+@group(0) @binding(5) var<storage, read_write> keys_out: array<u32>;
+#endif
 @group(0) @binding(6) var<storage, read_write> values_out: array<u32>;
 
 // The scatter's write of word `word` of the key at `index` of keys_out.
@@ -94,7 +92,11 @@ fn scatter_block(block: u32, t: u32) {
     let my_bit = 1u << (t / MASK_WORDS);
     let my_slot = my_word * 32u + t / MASK_WORDS;
     let input_index_values = state.input_index_values == 1u && params.word == 0u && params.shift == 0u;
-    var keys: array<SortKey, SORT_ITEMS>;
+#ifdef SORT_KEY_64
+    var keys: array<vec2<u32>, SORT_ITEMS>;
+#else
+    var keys: array<u32, SORT_ITEMS>;
+#endif
     var values: array<u32, SORT_ITEMS>;
     var digits: array<u32, SORT_ITEMS>;
     for (var i = 0u; i < SORT_ITEMS; i++) {
