@@ -86,6 +86,7 @@ fn run(options: &ViewerOptions, scene: AssetPath<'static>) {
                 show_status.after(super::update_status),
                 publish_frame_stats.after(super::update_status),
                 time_passes,
+                publish_start_up,
             ),
         );
     // After the plugins: Bevy's log plugin installs its own hook, which still runs.
@@ -252,6 +253,40 @@ fn show_message(text: &str) {
 fn hide_message() {
     if let Some(element) = message_box() {
         let _ = element.set_attribute("hidden", "");
+    }
+}
+
+/// When the page drew its first frame and its first frame with splats, in the page's
+/// milliseconds (`performance.now()`, from the navigation's start), as the body's
+/// `data-first-frame-ms` and `data-first-splat-frame-ms`: the README's start-up times.
+fn publish_start_up(
+    stats: Res<SplatStats>,
+    cameras: Query<Entity, With<Camera3d>>,
+    mut published: Local<(bool, bool)>,
+) {
+    if published.1 {
+        return;
+    }
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let (Some(body), Some(performance)) = (
+        window.document().and_then(|d| d.body()),
+        window.performance(),
+    ) else {
+        return;
+    };
+    let now = format!("{:.0}", performance.now());
+    if !published.0 {
+        published.0 = true;
+        let _ = body.dataset().set("firstFrameMs", &now);
+    }
+    let drawn = cameras
+        .iter()
+        .any(|camera| stats.get(camera).is_some_and(|view| view.frames > 0));
+    if drawn {
+        published.1 = true;
+        let _ = body.dataset().set("firstSplatFrameMs", &now);
     }
 }
 

@@ -26,7 +26,7 @@ use bevy::reflect::Reflect;
 use bevy::reflect::prelude::ReflectDefault;
 use bevy::render::render_resource::{
     BindGroupLayoutDescriptor, CachedComputePipelineId, CachedPipelineState,
-    ComputePipelineDescriptor, PipelineCache, VertexState,
+    ComputePipelineDescriptor, Pipeline, PipelineCache, VertexState,
 };
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice};
 use bevy::shader::{Shader, ShaderDefVal, ValidateShader};
@@ -231,34 +231,47 @@ impl CachedBuilder<'_> {
                 built.push(None);
                 continue;
             };
-            let mut state = |handle: Handle<Shader>| {
+            let mut compile = |handle: Handle<Shader>| {
                 let key = format!("{:?}", handle.id());
-                match self.queue(
-                    ("splat preprocess (shader)", &layout),
+                let state = self.queue(
+                    ("splat preprocess (splat shader)", &layout),
                     (key, handle),
                     "preprocess",
                     &[],
-                ) {
-                    CachedPipelineState::Ok(pipeline) => match pipeline {
-                        bevy::render::render_resource::Pipeline::ComputePipeline(p) => {
-                            Some(Some((**p).clone()))
-                        }
-                        _ => Some(None),
-                    },
-                    CachedPipelineState::Err(_) => Some(None),
-                    _ => None,
-                }
+                );
+                Compiled::of(state)
             };
-            let (full, compact) = (state(full), state(compact));
-            match (full, compact) {
-                (Some(Some(full)), Some(Some(compact))) => {
-                    built.push(Some(LayoutPipelines { full, compact }))
+            match (compile(full), compile(compact)) {
+                (Compiled::Ready(full), Compiled::Ready(compact)) => {
+                    built.push(Some(LayoutPipelines { full, compact }));
                 }
-                (Some(_), Some(_)) => built.push(None),
-                _ => all_settled = false,
+                (Compiled::Pending, _) | (_, Compiled::Pending) => all_settled = false,
+                _ => built.push(None),
             }
         }
         all_settled.then_some(built)
+    }
+}
+
+/// Where a queued compute pipeline stands.
+enum Compiled {
+    Ready(wgpu::ComputePipeline),
+    Pending,
+    /// Bevy has logged why.
+    Failed,
+}
+
+impl Compiled {
+    fn of(state: &CachedPipelineState) -> Self {
+        match state {
+            CachedPipelineState::Ok(Pipeline::ComputePipeline(pipeline)) => {
+                Self::Ready((**pipeline).clone())
+            }
+            CachedPipelineState::Ok(Pipeline::RenderPipeline(_)) | CachedPipelineState::Err(_) => {
+                Self::Failed
+            }
+            CachedPipelineState::Queued | CachedPipelineState::Creating(_) => Self::Pending,
+        }
     }
 }
 
@@ -274,16 +287,17 @@ impl PipelineBuilder for CachedBuilder<'_> {
     fn kernel(&mut self, kernel: &Kernel<'_>) -> Option<wgpu::ComputePipeline> {
         let shader = self.entry_shader(kernel.shader);
         let key = kernel.shader.file.path.to_owned();
-        match self.queue(
+        let state = self.queue(
             (kernel.label, kernel.layout),
             (key, shader),
             kernel.entry_point,
             kernel.defs,
-        ) {
-            CachedPipelineState::Ok(bevy::render::render_resource::Pipeline::ComputePipeline(
-                pipeline,
-            )) => Some((**pipeline).clone()),
-            _ => None,
+        );
+        match Compiled::of(state) {
+            Compiled::Ready(pipeline) => Some(pipeline),
+            // A kernel of the crate that fails is a bug Bevy has logged; the cameras
+            // keep drawing without splats.
+            Compiled::Pending | Compiled::Failed => None,
         }
     }
 }

@@ -315,9 +315,12 @@ fn page_matches_native(site: &Path, scene: &str, extra: &str, name: &str) -> Rep
     let native = native(scene);
     let psnr = psnr_rgb(page.as_raw(), &native.pixels);
     eprintln!(
-        "{name}: {psnr:.2} dB against native; ready after {} ms; frame {:?} ms (mean {:?} ms, \
+        "{name}: {psnr:.2} dB against native; ready after {} ms (page clock: first frame \
+         at {:?} ms, first frame with splats at {:?} ms); frame {:?} ms (mean {:?} ms, \
          splat passes {:?} ms) in headless Chromium on SwiftShader",
         report.ready_ms.unwrap_or(0),
+        report.frame_value("firstFrameMs"),
+        report.frame_value("firstSplatFrameMs"),
         report.frame_value("frameMs"),
         report.frame_value("meanFrameMs"),
         report.frame_value("gpuMs"),

@@ -68,7 +68,9 @@ impl SplatPickAnswers {
         self.lock().insert(camera, answer);
     }
 
-    /// Drops the answers of cameras that no longer pick.
+    /// Drops the answers of cameras that no longer pick (the picking backend's
+    /// bookkeeping).
+    #[cfg(feature = "picking")]
     pub(crate) fn retain(&self, keep: impl Fn(&Entity) -> bool) {
         self.lock().retain(|camera, _| keep(camera));
     }
