@@ -1,8 +1,8 @@
 // Turns counts that only the GPU knows into indirect dispatch arguments, splitting a
 // grid wider than the per-dimension limit into rows (kernels rebuild a linear index as
-// gid.x + gid.y · 65535 · 256).
+// gid.x + gid.y · 65535 · 256, `linear_thread` in common.wgsl).
 
-
+#import bevy_splat::common::grid::grid_of
 #import bevy_splat::common::{
     WORKGROUP_SIZE, COUNTER_VISIBLE, COUNTER_PAIRS_NEEDED, COUNTER_PAIRS_KEPT,
     COUNTER_VISIBLE_KEPT, COUNTER_VISIBLE_DISPATCH, COUNTER_PAIR_DISPATCH,
@@ -16,11 +16,10 @@
 const MAX_GROUPS: u32 = 65535u;
 
 fn write_grid(at: u32, threads: u32) {
-    let groups = (threads + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    let rows = max((groups + MAX_GROUPS - 1u) / MAX_GROUPS, 1u);
-    counters[at] = min(groups, MAX_GROUPS);
-    counters[at + 1u] = select(0u, rows, groups > 0u);
-    counters[at + 2u] = 1u;
+    let grid = grid_of((threads + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, MAX_GROUPS);
+    counters[at] = grid.x;
+    counters[at + 1u] = grid.y;
+    counters[at + 2u] = grid.z;
 }
 
 @compute @workgroup_size(1)

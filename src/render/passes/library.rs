@@ -41,6 +41,7 @@ macro_rules! with_library_module_files {
     ($then:ident $(, $arg:expr)?) => {
         $then!(
             $($arg,)?
+            "common_grid.wgsl",
             "common.wgsl",
             "preprocess_types.wgsl",
             "preprocess_full.wgsl",

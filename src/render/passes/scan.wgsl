@@ -9,6 +9,7 @@
 // `level` is this level's record of the state written by `scan_setup.wgsl`
 // (`ScanLevel`, scan_state.wgsl).
 
+#import bevy_splat::common::grid::linear_group
 #import bevy_splat::scan::state::ScanLevel
 
 // The sizes are shader defs made from their Rust definitions in `scan.rs`:
@@ -32,10 +33,6 @@ var<workgroup> tile: array<u32, SCAN_BLOCK>;
 var<workgroup> thread_sums: array<u32, WG>;
 var<workgroup> rake_sums: array<u32, RAKE>;
 var<workgroup> block_total: u32;
-
-fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return wid.y * nwg.x + wid.x;
-}
 
 // Exclusive scan of one u32 per thread across the workgroup by raking: RAKE threads
 // each scan RAKE consecutive thread sums, one thread scans their totals. Returns the

@@ -2,6 +2,7 @@
 // GPU) into the per-level element counts and indirect dispatch arguments of the
 // hierarchical scan in `scan.wgsl`, in the records of `state` (scan_state.wgsl).
 
+#import bevy_splat::common::grid::grid_of
 #import bevy_splat::scan::state::{ScanConfig, ScanLevel}
 
 // Values scanned by one workgroup, and the most workgroups a dispatch may have along
@@ -36,14 +37,12 @@ fn setup() {
     var n = min(count_src[state.head.config.count_word], capacity);
     for (var k = 0u; k < levels; k++) {
         let groups = n / SCAN_BLOCK + select(0u, 1u, n % SCAN_BLOCK != 0u);
-        // A 2-D grid: at most MAX_GROUPS_X along x, as many rows as needed; the
-        // kernels linearise the group id and surplus groups of the last row exit.
-        let x = min(groups, MAX_GROUPS_X);
-        let y = select(0u, (groups + x - 1u) / x, x != 0u);
+        // The kernels linearise the group id; surplus groups of the last row exit.
+        let grid = grid_of(groups, MAX_GROUPS_X);
         state.levels[k].level.count = n;
-        state.levels[k].level.grid_x = x;
-        state.levels[k].level.grid_y = y;
-        state.levels[k].level.grid_z = 1u;
+        state.levels[k].level.grid_x = grid.x;
+        state.levels[k].level.grid_y = grid.y;
+        state.levels[k].level.grid_z = grid.z;
         state.levels[k].level.groups = groups;
         n = groups;
     }

@@ -5,7 +5,8 @@
 // waits for another. Composed without the shader def SORT_ONESWEEP.
 
 #import bevy_splat::radix_sort::state::{RADIX, SORT_BLOCK, SORT_ITEMS, WG}
-#import bevy_splat::radix_sort::keys::{digit_of, keys_in, linear_group, state}
+#import bevy_splat::common::grid::linear_group
+#import bevy_splat::radix_sort::keys::{digit_of, keys_in, state}
 #import bevy_splat::radix_sort::classic_slots::hist
 #import bevy_splat::radix_sort::scatter::scatter_block
 

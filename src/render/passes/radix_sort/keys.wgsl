@@ -39,10 +39,6 @@ fn digit_of(key: u32) -> u32 {
 }
 #endif
 
-fn linear_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return wid.y * nwg.x + wid.x;
-}
-
 // The digit at bit `shift_in_word` of key word `word_index` (`word`), `mask` wide; a
 // ranged sort's low word counts from the range's base and drops the bits below its
 // shift.

@@ -6,7 +6,8 @@
 #import bevy_splat::radix_sort::state::{
     HISTOGRAM_BLOCKS, MAX_PASSES, RADIX, RADIX_BITS, SORT_BLOCK, SORT_ITEMS, WG
 }
-#import bevy_splat::radix_sort::keys::{digit_at, keys_in, linear_group, params, pass_index, state}
+#import bevy_splat::common::grid::linear_group
+#import bevy_splat::radix_sort::keys::{digit_at, keys_in, params, pass_index, state}
 #import bevy_splat::radix_sort::look_back::{look_back_word, status}
 #import bevy_splat::radix_sort::scatter::scatter_block
 

@@ -4,9 +4,10 @@
 // the prefix scan sums, and a ranged sort's base and shift. The one-sweep sort's setup
 // also clears its block counters and digit totals.
 
+#import bevy_splat::common::grid::grid_of
 #import bevy_splat::radix_sort::state::{
     DispatchArgs, HISTOGRAM_BLOCKS, MAX_PASSES, NO_RANGE, RADIX, SORT_BLOCK, SortState,
-    SortStatus
+    SortStatus, WG
 }
 
 // Most workgroups a dispatch may have along x (per sort: tests set a small one).
@@ -18,8 +19,8 @@ const MAX_GROUPS_X: u32 = #{SORT_MAX_GROUPS_X}u;
 
 // A 2-D grid of at least `groups` workgroups.
 fn grid(groups: u32) -> DispatchArgs {
-    let x = min(groups, MAX_GROUPS_X);
-    return DispatchArgs(x, select(0u, (groups + x - 1u) / x, x != 0u), 1u);
+    let grid = grid_of(groups, MAX_GROUPS_X);
+    return DispatchArgs(grid.x, grid.y, grid.z);
 }
 
 @compute @workgroup_size(1)
@@ -27,15 +28,15 @@ fn setup() {
     setup_state();
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn setup_onesweep(@builtin(local_invocation_index) t: u32) {
     if t == 0u {
         setup_state();
     }
-    for (var p = t; p < MAX_PASSES; p += 256u) {
+    for (var p = t; p < MAX_PASSES; p += WG) {
         atomicStore(&status.block_counters[p], 0u);
     }
-    for (var word = t; word < MAX_PASSES * RADIX; word += 256u) {
+    for (var word = t; word < MAX_PASSES * RADIX; word += WG) {
         atomicStore(&status.digit_totals[word], 0u);
     }
 }
