@@ -18,7 +18,9 @@
 //!
 //! [`headless`] renders splat cameras into images without a window (native only);
 //! [`gpu_sort`] is the GPU radix sort and prefix scan the passes are built on, for
-//! any wgpu program.
+//! any wgpu program. [`lod`] builds a cloud's level-of-detail tree, whose interior
+//! nodes are splats merged from their children (the renderer does not choose among
+//! them yet).
 //!
 //! # Naming
 //!
@@ -43,6 +45,7 @@ mod crop;
 pub mod gpu_sort;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
+pub mod lod;
 #[cfg(feature = "picking")]
 pub mod picking;
 pub mod raycast;
