@@ -23,9 +23,8 @@ pub struct Moments {
     pub weight: f64,
     /// The centre.
     pub mean: DVec3,
-    /// The covariance, symmetric.
-    pub covariance: DMat3,
-    /// Its principal axes (a rotation) and the standard deviations along them.
+    /// The covariance's principal axes (a rotation; [`Moments::covariance`] is
+    /// `axes · diag(scale²) · axesᵀ`).
     pub axes: DMat3,
     /// The standard deviations along `axes`.
     pub scale: DVec3,
@@ -53,13 +52,10 @@ impl Moments {
             let mean = if mean.is_finite() { mean } else { DVec3::ZERO };
             return Self::weightless(mean);
         }
-        let rotation = DMat3::from_quat(rotation / length);
-        let covariance = rotation * DMat3::from_diagonal(scale * scale) * rotation.transpose();
         Self {
             weight: opacity * area(scale),
             mean,
-            covariance,
-            axes: rotation,
+            axes: DMat3::from_quat(rotation / length),
             scale,
             opacity,
         }
@@ -70,7 +66,6 @@ impl Moments {
         Self {
             weight: 0.0,
             mean,
-            covariance: DMat3::ZERO,
             axes: DMat3::IDENTITY,
             scale: DVec3::ZERO,
             opacity: 0.0,
@@ -92,17 +87,22 @@ impl Moments {
         let covariance = children.into_iter().fold(DMat3::ZERO, |sum, c| {
             let d = c.mean - mean;
             let spread = DMat3::from_cols(d * d.x, d * d.y, d * d.z);
-            sum + (c.covariance + spread) * c.weight
+            sum + (c.covariance() + spread) * c.weight
         }) * (1.0 / weight);
         let (axes, scale) = principal_axes(&covariance);
         Some(Self {
             weight,
             mean,
-            covariance,
             axes,
             scale,
             opacity: (weight / area(scale)).min(1.0),
         })
+    }
+
+    /// The covariance, symmetric (kept as its principal axes and scales: half the
+    /// bytes of both, for a tree's build that is bound by memory).
+    pub fn covariance(&self) -> DMat3 {
+        self.axes * DMat3::from_diagonal(self.scale * self.scale) * self.axes.transpose()
     }
 
     /// The node as a splat in the asset's layout (log-scales, an opacity logit, a

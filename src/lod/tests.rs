@@ -90,7 +90,7 @@ fn a_splat_survives_the_round_trip_through_its_moments() {
     for original in cloud.geometry() {
         let moments = Moments::of_splat(original);
         let again = Moments::of_splat(&moments.to_splat());
-        assert!(close(&moments.covariance, &again.covariance, 1e-5));
+        assert!(close(&moments.covariance(), &again.covariance(), 1e-5));
         assert!((moments.mean - again.mean).length() < 1e-5);
         assert!((moments.opacity - again.opacity).abs() < 1e-5);
         assert!((moments.weight - again.weight).abs() <= 1e-5 * moments.weight);
@@ -113,12 +113,12 @@ fn two_splats_merge_into_their_mixtures_moments() {
     let expected = DMat3::from_diagonal(DVec3::new(0.01 + 0.25, 0.01, 0.01));
     // (The scales went through f32 logs: 1e-7 of the largest entry.)
     assert!(
-        close(&merged.covariance, &expected, 1e-7),
+        close(&merged.covariance(), &expected, 1e-7),
         "{:?}",
-        merged.covariance
+        merged.covariance()
     );
     // Coverage is kept: opacity × area of the parent is the children's sum (below 1).
-    let (_, scale) = principal_axes(&merged.covariance);
+    let (_, scale) = principal_axes(&merged.covariance());
     let area = scale.x * scale.y + scale.y * scale.z + scale.z * scale.x;
     assert!((merged.opacity * area - (a.weight + b.weight)).abs() < 1e-12);
     assert!((merged.weight - (a.weight + b.weight)).abs() < 1e-12);
