@@ -35,7 +35,7 @@ use super::passes::builder::{EntryShader, Kernel, PipelineBuilder};
 use super::passes::library::{ShaderChecks, ShaderDef};
 use super::passes::preprocess::{self, COMPACT_LAYOUT, LayoutPipelines, WITH_SPLAT_SHADER};
 use super::passes::radix_sort::SortAlgorithm;
-use super::passes::{ENTRY_SHADERS, SplatPipelines, crate_defs, shader_library};
+use super::passes::{ENTRY_SHADERS, FullscreenPasses, SplatPipelines, crate_defs, shader_library};
 use crate::shader::{SplatShaderSource, SplatShaders};
 
 /// Whether the splat pipelines are compiled: until they are, cameras draw no splats
@@ -325,10 +325,14 @@ pub(crate) fn queue_splat_pipelines(
     mut queued: ResMut<QueuedKernels>,
     started: Option<Res<PipelinesQueuedAt>>,
     status: Res<SplatPipelinesStatus>,
+    fullscreen_passes: Option<Res<FullscreenPasses>>,
 ) {
-    let Some(shaders) = shaders.filter(|_| ready.is_none()) else {
+    let Some(shaders) = shaders else {
         return;
     };
+    if ready.is_some() && fullscreen_passes.is_some() {
+        return;
+    }
     let crate_defs = crate_defs();
     let mut builder = CachedBuilder {
         device: &device,
@@ -338,6 +342,12 @@ pub(crate) fn queue_splat_pipelines(
         queued: &mut queued,
         crate_defs: &crate_defs,
     };
+    if fullscreen_passes.is_none() {
+        commands.insert_resource(FullscreenPasses::new(&builder));
+    }
+    if ready.is_some() {
+        return;
+    }
     let sort = SortAlgorithm::for_adapter(&adapter);
     let pipelines = SplatPipelines::build(&mut builder, sort);
     let variants = builder.splat_shader_variants();

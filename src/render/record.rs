@@ -14,9 +14,9 @@ use bevy::render::sync_world::MainEntity;
 use bevy::render::view::{ViewDepthTexture, ViewTarget};
 use wgpu::{CommandEncoder, ComputePass};
 
-use super::passes::SplatPipelines;
 use super::passes::preprocess::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
+use super::passes::{FullscreenPasses, SplatPipelines};
 use super::stage::SplatStage;
 use super::view::ViewBuffers;
 use super::view::frame::SplatFrame;
@@ -88,13 +88,16 @@ type SplatViewItem<'a> = (
 pub fn splat_pass(
     view: ViewQuery<SplatViewItem>,
     pipelines: Option<Res<SplatPipelines>>,
+    fullscreen: Option<Res<FullscreenPasses>>,
     stats: Res<SplatStats>,
     mut ctx: RenderContext,
 ) {
     let started = Instant::now();
     let (target, depth, main_entity, timed, drawn, timestamps, view_picks, scene_copy) =
         view.into_inner();
-    let (Some(pipelines), Some((frame, buffers))) = (pipelines, drawn) else {
+    let (Some(pipelines), Some(fullscreen), Some((frame, buffers))) =
+        (pipelines, fullscreen, drawn)
+    else {
         return;
     };
     let bands = || frame.bands.iter().zip(&buffers.bands);
@@ -258,7 +261,7 @@ pub fn splat_pass(
         (&color, None),
         viewport,
         |pass| {
-            pipelines
+            fullscreen
                 .composite
                 .encode(pass, &frame.composite_pipeline, &frame.composite)
         },
@@ -272,7 +275,7 @@ pub fn splat_pass(
             SplatStage::DepthWrite,
             (&[], depth),
             viewport,
-            |pass| pipelines.depth_write.encode(pass, pipeline, group),
+            |pass| fullscreen.depth_write.encode(pass, pipeline, group),
         );
     }
     if let Some(timestamps) = timestamps {

@@ -66,13 +66,29 @@ pub struct SplatPipelines {
     pub(crate) tile_order: tile_order::TileOrderPass,
     pub(crate) tile_render: tile_render::TileRenderPass,
     pub(crate) pick: pick::PickPass,
+}
+
+/// The fullscreen passes (the composite and the depth write), made when the render
+/// world starts so that each view's pipelines for its target are queued while the
+/// compute pipelines still compile.
+#[derive(Resource)]
+pub struct FullscreenPasses {
     pub(crate) composite: composite::CompositePass,
     pub(crate) depth_write: depth_write::DepthWritePass,
 }
 
+impl FullscreenPasses {
+    pub(crate) fn new(builder: &CachedBuilder<'_>) -> Self {
+        Self {
+            composite: composite::CompositePass::new(builder),
+            depth_write: depth_write::DepthWritePass::new(builder),
+        }
+    }
+}
+
 impl SplatPipelines {
-    /// Every pipeline from Bevy's `PipelineCache` through `builder`, or `None` while
-    /// any is being compiled (the first call queues them all). `sort`: the radix
+    /// Every compute pipeline from Bevy's `PipelineCache` through `builder`, or `None`
+    /// while any is being compiled (the first call queues them all). `sort`: the radix
     /// sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`] of the device's
     /// adapter. The preprocess has no splat shader variants yet
     /// (`PreprocessPass::set_splat_shaders`).
@@ -87,8 +103,6 @@ impl SplatPipelines {
                 .limits()
                 .max_compute_workgroups_per_dimension,
         };
-        let composite = composite::CompositePass::new(builder);
-        let depth_write = depth_write::DepthWritePass::new(builder);
         // Every pass is asked before any answer is used, so the first call queues all.
         let preprocess = preprocess::PreprocessPass::new(builder);
         let indirect = indirect::IndirectPass::new(builder);
@@ -113,8 +127,6 @@ impl SplatPipelines {
             tile_order: tile_order?,
             tile_render: tile_render?,
             pick: pick?,
-            composite,
-            depth_write,
         })
     }
 }

@@ -16,9 +16,9 @@ use wgpu::TextureUsages;
 use super::draw_plan::ViewDraw;
 use crate::render::gpu_cloud::GpuSplats;
 use crate::render::memory::SplatMemory;
-use crate::render::passes::SplatPipelines;
 use crate::render::passes::composite::{CompositeMode, SplatComposite};
 use crate::render::passes::depth_write::SplatDepth;
+use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::view::ViewBuffers;
 use crate::render::view::frame::{SplatFrame, band_frame};
 use crate::render::view::picks::ViewPicks;
@@ -46,13 +46,14 @@ pub fn prepare_splat_bind_groups(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
     pipelines: Option<Res<SplatPipelines>>,
+    fullscreen: Option<Res<FullscreenPasses>>,
     cache: Res<PipelineCache>,
     memory: Res<SplatMemory>,
     stats: Res<SplatStats>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     views: Query<ViewItem>,
 ) {
-    let Some(pipelines) = pipelines else {
+    let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
         return;
     };
     let device = device.wgpu_device();
@@ -80,16 +81,7 @@ pub fn prepare_splat_bind_groups(
             continue;
         };
         let (origin, size) = (draw.origin, draw.size);
-        let linear_target = target.compositing_space != Some(CompositingSpace::Srgb);
-        let copyable = target
-            .main_texture()
-            .usage()
-            .contains(TextureUsages::COPY_SRC);
-        let mode = CompositeMode::choose(
-            composite.copied().unwrap_or_default(),
-            linear_target,
-            copyable,
-        );
+        let mode = composite_mode(target, composite);
         if mode == CompositeMode::LinearOverBlack {
             warn_once!(
                 "a splat camera's main texture lacks COPY_SRC (CameraMainTextureUsages): \
@@ -99,11 +91,12 @@ pub fn prepare_splat_bind_groups(
         let format = target.main_texture_format();
         // A view draws its splats once its composite (and depth write) pipelines for
         // this target are compiled; until then it draws none.
-        let composite_pipeline = pipelines
-            .composite
-            .pipeline(&cache, mode, format, msaa.samples());
+        let composite_pipeline =
+            fullscreen
+                .composite
+                .pipeline(&cache, mode, format, msaa.samples());
         let depth_write_pipeline = writes_depth.then(|| {
-            pipelines
+            fullscreen
                 .depth_write
                 .pipeline(&cache, CORE_3D_DEPTH_FORMAT, msaa.samples())
         });
@@ -165,7 +158,7 @@ pub fn prepare_splat_bind_groups(
             viewport_origin: origin,
             viewport_size: size,
             composite_pipeline,
-            composite: pipelines.composite.bind_group(
+            composite: fullscreen.composite.bind_group(
                 device,
                 &buffers.layer.view,
                 &buffers.layer.composite_params,
@@ -174,7 +167,7 @@ pub fn prepare_splat_bind_groups(
             depth_write: depth_write_pipeline.flatten().map(|pipeline| {
                 (
                     pipeline,
-                    pipelines.depth_write.bind_group(
+                    fullscreen.depth_write.bind_group(
                         device,
                         &buffers.layer.median_depth,
                         &buffers.layer.composite_params,
@@ -197,5 +190,48 @@ pub fn prepare_splat_bind_groups(
                 s.gpu_pass_ns = None;
             }
         });
+    }
+}
+
+/// How `target`'s composite blends (a camera's `SplatComposite`, what its target
+/// stores and whether it can be copied).
+fn composite_mode(target: &ViewTarget, composite: Option<&SplatComposite>) -> CompositeMode {
+    let linear_target = target.compositing_space != Some(CompositingSpace::Srgb);
+    let copyable = target
+        .main_texture()
+        .usage()
+        .contains(TextureUsages::COPY_SRC);
+    CompositeMode::choose(
+        composite.copied().unwrap_or_default(),
+        linear_target,
+        copyable,
+    )
+}
+
+/// Queues every 3D view's composite (and, with `SplatDepth`, depth write) pipeline
+/// for its target as soon as the fullscreen passes exist: they compile beside the
+/// compute pipelines instead of after them.
+pub fn queue_fullscreen_pipelines(
+    fullscreen: Option<Res<FullscreenPasses>>,
+    cache: Res<PipelineCache>,
+    views: Query<
+        (&ViewTarget, &Msaa, Option<&SplatComposite>, Has<SplatDepth>),
+        With<ViewDepthTexture>,
+    >,
+) {
+    let Some(fullscreen) = fullscreen else {
+        return;
+    };
+    for (target, msaa, composite, writes_depth) in &views {
+        let mode = composite_mode(target, composite);
+        let format = target.main_texture_format();
+        let _ = fullscreen
+            .composite
+            .pipeline(&cache, mode, format, msaa.samples());
+        if writes_depth {
+            let _ = fullscreen
+                .depth_write
+                .pipeline(&cache, CORE_3D_DEPTH_FORMAT, msaa.samples());
+        }
     }
 }
