@@ -117,7 +117,7 @@ impl Plugin for SplatRenderPlugin {
             .init_resource::<extract::SplatShaderTime>()
             .init_resource::<pipelines::QueuedKernels>()
             .add_systems(ExtractSchedule, extract::extract_shader_time)
-            .add_systems(RenderStartup, pipelines::note_start)
+            .add_systems(RenderStartup, pipelines::start_pipelines)
             .add_systems(
                 Render,
                 (

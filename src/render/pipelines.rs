@@ -157,14 +157,7 @@ pub(crate) struct CachedBuilder<'a> {
 impl CachedBuilder<'_> {
     /// `own` defs with the crate's, as Bevy's.
     pub fn shader_defs(&self, own: &[ShaderDef]) -> Vec<ShaderDefVal> {
-        self.crate_defs
-            .iter()
-            .chain(own)
-            .map(|def| match *def {
-                ShaderDef::Flag(name) => ShaderDefVal::Bool(name.into(), true),
-                ShaderDef::UInt(name, value) => ShaderDefVal::UInt(name.into(), value),
-            })
-            .collect()
+        bevy_defs(self.crate_defs, own)
     }
 
     /// The asset of one of `passes::ENTRY_SHADERS`.
@@ -198,7 +191,7 @@ impl CachedBuilder<'_> {
         defs: &[ShaderDef],
     ) -> &CachedPipelineState {
         let cache = self.cache;
-        let shader_defs = self.shader_defs(defs);
+        let crate_defs = self.crate_defs;
         let id = *self
             .queued
             .0
@@ -208,7 +201,7 @@ impl CachedBuilder<'_> {
                     label: Some(label.to_owned().into()),
                     layout: vec![layout.clone()],
                     shader,
-                    shader_defs,
+                    shader_defs: bevy_defs(crate_defs, defs),
                     entry_point: Some(entry_point.into()),
                     // Every kernel writes its workgroup memory before reading it.
                     zero_initialize_workgroup_memory: false,
@@ -251,6 +244,18 @@ impl CachedBuilder<'_> {
         }
         all_settled.then_some(built)
     }
+}
+
+/// `crate_defs` and `own`, as Bevy's shader defs.
+fn bevy_defs(crate_defs: &[ShaderDef], own: &[ShaderDef]) -> Vec<ShaderDefVal> {
+    crate_defs
+        .iter()
+        .chain(own)
+        .map(|def| match *def {
+            ShaderDef::Flag(name) => ShaderDefVal::Bool(name.into(), true),
+            ShaderDef::UInt(name, value) => ShaderDefVal::UInt(name.into(), value),
+        })
+        .collect()
 }
 
 /// Where a queued compute pipeline stands.
@@ -306,9 +311,30 @@ impl PipelineBuilder for CachedBuilder<'_> {
 #[derive(Resource)]
 pub(crate) struct PipelinesQueuedAt(Instant);
 
-/// At `RenderStartup`: notes the time.
-pub(crate) fn note_start(mut commands: Commands) {
+/// At `RenderStartup`: notes the time and makes the fullscreen passes, whose
+/// per-target pipelines views queue from their first frame.
+pub(crate) fn start_pipelines(
+    mut commands: Commands,
+    device: Res<RenderDevice>,
+    cache: Res<PipelineCache>,
+    shaders: Option<Res<SplatShaderAssets>>,
+    fullscreen: Res<FullscreenShader>,
+    mut queued: ResMut<QueuedKernels>,
+) {
     commands.insert_resource(PipelinesQueuedAt(Instant::now()));
+    let Some(shaders) = shaders else {
+        return;
+    };
+    let crate_defs = crate_defs();
+    let builder = CachedBuilder {
+        device: &device,
+        cache: &cache,
+        shaders: &shaders,
+        fullscreen: &fullscreen,
+        queued: &mut queued,
+        crate_defs: &crate_defs,
+    };
+    commands.insert_resource(FullscreenPasses::new(&builder));
 }
 
 /// Each frame until they are ready: asks the passes for their pipelines (the first
@@ -325,14 +351,10 @@ pub(crate) fn queue_splat_pipelines(
     mut queued: ResMut<QueuedKernels>,
     started: Option<Res<PipelinesQueuedAt>>,
     status: Res<SplatPipelinesStatus>,
-    fullscreen_passes: Option<Res<FullscreenPasses>>,
 ) {
-    let Some(shaders) = shaders else {
+    let Some(shaders) = shaders.filter(|_| ready.is_none()) else {
         return;
     };
-    if ready.is_some() && fullscreen_passes.is_some() {
-        return;
-    }
     let crate_defs = crate_defs();
     let mut builder = CachedBuilder {
         device: &device,
@@ -342,12 +364,6 @@ pub(crate) fn queue_splat_pipelines(
         queued: &mut queued,
         crate_defs: &crate_defs,
     };
-    if fullscreen_passes.is_none() {
-        commands.insert_resource(FullscreenPasses::new(&builder));
-    }
-    if ready.is_some() {
-        return;
-    }
     let sort = SortAlgorithm::for_adapter(&adapter);
     let pipelines = SplatPipelines::build(&mut builder, sort);
     let variants = builder.splat_shader_variants();
