@@ -11,6 +11,7 @@
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
+//!     [--budget SPLATS] [--psnr-against IMAGE.png]
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -82,6 +83,12 @@ struct Args {
     /// Draw as a window shows it (`--display`): an sRGB target and the default
     /// composite over the scene, instead of `Passthrough` into `Rgba8Unorm`.
     display: bool,
+    /// Draw through the clouds' level-of-detail trees within this many splats
+    /// (`SplatLod`), once the cut has settled.
+    budget: Option<u32>,
+    /// An image of the same view to report the PSNR of this run's image against
+    /// (`--psnr-against exact.png`, as `--png` wrote it).
+    psnr_against: Option<PathBuf>,
 }
 
 fn parse_vec3(text: &str) -> Result<Vec3, String> {
@@ -119,6 +126,8 @@ fn parse_args() -> Result<Args, String> {
         pick: 0,
         display: false,
         storage: SplatStorage::default(),
+        budget: None,
+        psnr_against: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -158,6 +167,8 @@ fn parse_args() -> Result<Args, String> {
             "--half-sh" => args.storage = SplatStorage::HalfSh,
             "--compact" => args.storage = SplatStorage::Compact,
             "--display" => args.display = true,
+            "--budget" => args.budget = Some(number(value()?)?.max(1)),
+            "--psnr-against" => args.psnr_against = Some(value()?.into()),
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -342,6 +353,37 @@ fn sample_gpu_times(
 }
 
 /// Median and the 10th/90th percentiles of a sample, in the sample's unit.
+/// Updates until every cloud's tree is built and the camera's cut has held its
+/// threshold for 30 frames; the frames it took.
+fn settle_lod(headless: &mut Headless, camera: &HeadlessCamera) -> Result<usize, String> {
+    let mut last = None;
+    let mut steady = 0;
+    for frame in 0..20_000 {
+        headless.app.update();
+        let world = headless.app.world();
+        let trees = world.resource::<bevy_splat::lod::SplatLodTrees>();
+        let built = world
+            .resource::<Assets<GaussianSplats>>()
+            .ids()
+            .all(|id| !trees.is_building(id));
+        let threshold = world
+            .resource::<SplatStats>()
+            .get(camera.entity)
+            .and_then(|s| s.lod)
+            .map(|lod| lod.threshold);
+        steady = if built && threshold.is_some() && threshold == last {
+            steady + 1
+        } else {
+            0
+        };
+        last = threshold;
+        if steady >= 30 {
+            return Ok(frame + 1);
+        }
+    }
+    Err("the level-of-detail cut never settled".into())
+}
+
 fn summary(values: &[f64]) -> (f64, f64, f64) {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -484,6 +526,19 @@ fn run() -> Result<(), String> {
         );
     }
 
+    if let Some(budget) = args.budget {
+        let started = std::time::Instant::now();
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            .insert(bevy_splat::SplatLod::with_budget(budget));
+        let frames = settle_lod(&mut headless, &camera)?;
+        println!(
+            "level of detail settled after {frames} frames, {:.2?} (tree build included)",
+            started.elapsed()
+        );
+    }
     // Warm up until the view's buffers have settled (no frame missing pairs).
     headless
         .render(std::slice::from_ref(&camera))
@@ -542,6 +597,14 @@ fn run() -> Result<(), String> {
             " (INCOMPLETE frame)"
         }
     );
+    if let Some(lod) = stats.lod {
+        println!(
+            "level of detail: budget {}, threshold {:.3e}, {} splats in view without it",
+            args.budget.unwrap_or(0),
+            lod.threshold,
+            lod.leaves_in_view
+        );
+    }
     println!(
         "GPU memory held by the plugin: {:.1} MiB ({:.1} B per splat)",
         memory as f64 / 1048576.0,
@@ -583,6 +646,10 @@ fn run() -> Result<(), String> {
                        "angel_grid": args.angel_grid, "sh3_grid": args.sh3_grid,
                        "cloud_grid": args.cloud_grid, "ply": args.ply },
             "visible_splats": stats.visible_splats,
+            "lod": stats.lod.map(|lod| serde_json::json!({
+                "budget": args.budget, "threshold": lod.threshold,
+                "leaves_in_view": lod.leaves_in_view,
+            })),
             "tile_pairs": stats.tile_pairs,
             "bands": stats.bands,
             "complete": stats.complete(),
@@ -598,11 +665,38 @@ fn run() -> Result<(), String> {
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    if let Some(path) = &args.png {
+    if args.png.is_some() || args.psnr_against.is_some() {
         let image = headless.read_back(&camera).map_err(|e| e.to_string())?;
-        image.save_png(path).map_err(|e| e.to_string())?;
+        if let Some(path) = &args.png {
+            image.save_png(path).map_err(|e| e.to_string())?;
+        }
+        if let Some(path) = &args.psnr_against {
+            let psnr = psnr_against(&image.rgb(), path)?;
+            println!("PSNR against {}: {psnr:.2} dB", path.display());
+        }
     }
     Ok(())
+}
+
+/// The PSNR of `rgb` against the PNG at `path` (same size), over 8-bit RGB.
+fn psnr_against(rgb: &[u8], path: &std::path::Path) -> Result<f64, String> {
+    let other = image::open(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .to_rgb8();
+    if other.as_raw().len() != rgb.len() {
+        return Err(format!("{} is not the size of this image", path.display()));
+    }
+    let squared: f64 = rgb
+        .iter()
+        .zip(other.as_raw())
+        .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+        .sum();
+    let mse = squared / rgb.len() as f64;
+    Ok(if mse == 0.0 {
+        f64::INFINITY
+    } else {
+        10.0 * (255.0f64 * 255.0 / mse).log10()
+    })
 }
 
 fn perspective(fov_degrees: f32, size: UVec2) -> PerspectiveProjection {

@@ -56,7 +56,7 @@ mod shader;
 mod systems;
 mod tint;
 
-use bevy::app::{App, Plugin, PostUpdate};
+use bevy::app::{App, Plugin, PostUpdate, PreUpdate};
 use bevy::asset::AssetApp;
 use bevy::camera::visibility::VisibilitySystems;
 use bevy::ecs::schedule::IntoScheduleConfigs;
@@ -71,12 +71,13 @@ pub use asset::{GaussianSplats, SplatLoadError, SplatLoader, SplatLoaderSettings
 pub use asset::{PlyLoader, PlyLoaderSettings};
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use crop::{MAX_CROP_VOLUMES, SplatCrop, SplatCropMode, SplatCropShape, SplatCropVolume};
+pub use lod::SplatLod;
 #[cfg(feature = "picking")]
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
 pub use render::{
-    SplatComposite, SplatDepth, SplatGpuLimits, SplatMemory, SplatPassTimes, SplatPipelinesStatus,
-    SplatStats, SplatViewStats,
+    SplatComposite, SplatDepth, SplatGpuLimits, SplatLodStats, SplatMemory, SplatPassTimes,
+    SplatPipelinesStatus, SplatStats, SplatViewStats,
 };
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
@@ -117,7 +118,15 @@ impl Plugin for GaussianSplatPlugin {
             .register_type::<SplatCropMode>()
             .register_type::<SplatShader>()
             .register_type::<SplatShaderId>()
-            .init_resource::<SplatShaders>();
+            .register_type::<SplatLod>()
+            .init_resource::<SplatShaders>()
+            .init_resource::<lod::SplatLodTrees>()
+            .add_systems(
+                PreUpdate,
+                (lod::start_lod_builds, lod::finish_lod_builds)
+                    .chain()
+                    .in_set(SplatSystems::Lod),
+            );
         app.init_asset::<GaussianSplats>()
             .init_asset_loader::<SplatLoader>()
             .configure_sets(

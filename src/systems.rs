@@ -22,6 +22,10 @@ pub enum SplatSystems {
     /// asset that loaded or changed, and builds that finished are taken in. Ray casts
     /// ([`SplatRaycast`](crate::SplatRaycast)) after it use the trees ready this frame.
     Bvh,
+    /// `PreUpdate` (from [`GaussianSplatPlugin`](crate::GaussianSplatPlugin)): while a
+    /// camera has [`SplatLod`](crate::SplatLod), a level-of-detail tree build starts for
+    /// each splat asset without one, and builds that finished are taken in.
+    Lod,
     /// `PreUpdate`, inside `PickingSystems::Backend` (from `SplatPickingPlugin`, with
     /// the `picking` feature): pointer pixels are sent to the GPU and the latest answers
     /// become `PointerHits` on clouds.

@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example viewer [path/to/scene] [--opencv] [--eye x,y,z]
 //!     [--target x,y,z] [--fov DEGREES] [--width PX] [--height PX]
-//!     [--background rrggbb] [--hud 0] [--max-binding-mib N]
+//!     [--background rrggbb] [--hud 0] [--max-binding-mib N] [--budget SPLATS]
 //! ```
 //!
 //! Any format the plugin loads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`, a
@@ -28,7 +28,7 @@ use bevy::prelude::*;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
 use bevy_splat::{
     GaussianCloud, GaussianScene, GaussianSceneRoot, GaussianSplatPlugin, GaussianSplats,
-    SplatGpuLimits, SplatStats,
+    SplatGpuLimits, SplatLod, SplatStats,
 };
 
 use options::ViewerOptions;
@@ -247,7 +247,7 @@ fn setup(
     if let Some(fov) = options.fov_degrees {
         projection.fov = fov.to_radians();
     }
-    commands.spawn((
+    let mut camera = commands.spawn((
         Camera3d::default(),
         Projection::Perspective(projection),
         Tonemapping::None,
@@ -255,6 +255,9 @@ fn setup(
         transform,
         orbit,
     ));
+    if let Some(budget) = options.budget {
+        camera.insert(SplatLod::with_budget(budget));
+    }
     if options.hud {
         commands.spawn((
             Hud,
@@ -433,6 +436,8 @@ fn update_hud(
     scene: Res<Scene>,
     splats: Res<Assets<GaussianSplats>>,
     clouds: Query<&GaussianCloud>,
+    cameras: Query<Entity, With<SplatLod>>,
+    stats: Res<SplatStats>,
     diagnostics: Res<DiagnosticsStore>,
     mut hud: Query<&mut Text, With<Hud>>,
 ) {
@@ -454,7 +459,17 @@ fn update_hud(
         .unwrap_or(0.0);
     // Software renderers draw a frame a second or slower: keep a digit there.
     let digits = if fps < 10.0 { 1 } else { 0 };
+    // With a budget: what the cut drew of the splats in view.
+    let lod = cameras
+        .iter()
+        .find_map(|camera| stats.get(camera))
+        .filter(|s| s.lod.is_some())
+        .map(|s| {
+            let in_view = s.lod.map_or(0, |lod| lod.leaves_in_view);
+            format!("\n{} drawn of {in_view} in view (LOD)", s.visible_splats)
+        })
+        .unwrap_or_default();
     for mut text in &mut hud {
-        text.0 = format!("{count} splats | SH {degree} | {fps:.digits$} fps");
+        text.0 = format!("{count} splats | SH {degree} | {fps:.digits$} fps{lod}");
     }
 }

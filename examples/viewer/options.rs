@@ -30,6 +30,9 @@ pub struct ViewerOptions {
     /// Caps storage buffer bindings (MiB) so that a scene is drawn in several bands,
     /// as a small GPU would: what `bench --max-binding-mib` does.
     pub max_binding_mib: Option<u32>,
+    /// Draws at most about this many splats a frame through each cloud's
+    /// level-of-detail tree (`SplatLod`); `None` draws every splat.
+    pub budget: Option<u32>,
 }
 
 impl Default for ViewerOptions {
@@ -45,13 +48,14 @@ impl Default for ViewerOptions {
             background: DEFAULT_BACKGROUND,
             hud: true,
             max_binding_mib: None,
+            budget: None,
         }
     }
 }
 
 /// The keys both front ends accept, for usage messages.
 pub const KEYS: &str = "url, eye=x,y,z, target=x,y,z, fov=DEGREES, width=PX, height=PX, \
-                        background=rrggbb, hud=0|1, opencv=0|1, max_binding_mib=N";
+                        background=rrggbb, hud=0|1, opencv=0|1, max_binding_mib=N, budget=SPLATS";
 
 impl ViewerOptions {
     /// Applies one `key = value` setting.
@@ -79,6 +83,13 @@ impl ViewerOptions {
                     return Err(bad("1 to 4096 MiB"));
                 }
                 self.max_binding_mib = Some(mib);
+            }
+            "budget" => {
+                let splats: u32 = value.parse().map_err(|_| bad("a number of splats"))?;
+                if splats == 0 {
+                    return Err(bad("at least one splat"));
+                }
+                self.budget = Some(splats);
             }
             _ => return Err(format!("unknown setting {key:?}; the viewer takes {KEYS}")),
         }

@@ -4,7 +4,7 @@ use super::*;
 use crate::asset::{GaussianSplats, SplatGeometry};
 
 /// splitmix64 as floats in [0, 1).
-fn rng(seed: u64) -> impl FnMut() -> f64 {
+pub(super) fn rng(seed: u64) -> impl FnMut() -> f64 {
     let mut state = seed;
     move || {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -25,7 +25,7 @@ fn splat(position: [f32; 3], opacity: f32, rotation: [f32; 4], scale: [f32; 3]) 
     }
 }
 
-fn random_cloud(count: usize, seed: u64) -> GaussianSplats {
+pub(super) fn random_cloud(count: usize, seed: u64) -> GaussianSplats {
     let mut next = rng(seed);
     let geometry: Vec<SplatGeometry> = (0..count)
         .map(|_| {

@@ -13,6 +13,7 @@ use bevy::transform::components::GlobalTransform;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::SplatCrop;
+use crate::lod::SplatLod;
 use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
 use crate::render::view::picks::SplatPickRequest;
@@ -90,4 +91,10 @@ macro_rules! extract_as_is {
     )*};
 }
 
-extract_as_is!(SplatComposite, SplatDepth, SplatPickRequest, SplatPassTimes);
+extract_as_is!(
+    SplatComposite,
+    SplatDepth,
+    SplatPickRequest,
+    SplatPassTimes,
+    SplatLod
+);

@@ -121,11 +121,28 @@ impl RenderAsset for GpuSplats {
         _previous: Option<&Self>,
     ) -> Result<Self, PrepareAssetError<GaussianSplats>> {
         let max_binding = limits.max_storage_binding(device);
+        Ok(Self::upload(
+            &splats,
+            device.wgpu_device(),
+            memory,
+            max_binding,
+        ))
+    }
+}
+
+impl GpuSplats {
+    /// `splats` in storage buffers of at most `max_binding` bytes each (the interior
+    /// nodes of a level-of-detail tree are uploaded this way too).
+    pub fn upload(
+        splats: &GaussianSplats,
+        device: &wgpu::Device,
+        memory: &SplatMemory,
+        max_binding: u64,
+    ) -> Self {
         let stride = splats.sh_stride();
         let storage = splats.storage();
         let words = sh_words(stride, storage);
         let per_chunk = splats_per_chunk(storage, stride, max_binding);
-        let device = device.wgpu_device();
         let mut chunks = Vec::new();
         let mut bytes = 0;
         for (index, geometry) in splats.geometry().chunks(per_chunk).enumerate() {
@@ -165,7 +182,7 @@ impl RenderAsset for GpuSplats {
             bytes += chunk.geometry.size() + chunk.sh.size();
             chunks.push(chunk);
         }
-        Ok(Self {
+        Self {
             chunks,
             sh_degree: u32::from(splats.sh_degree()),
             sh_stride: stride as u32,
@@ -173,6 +190,6 @@ impl RenderAsset for GpuSplats {
             storage,
             antialiased: splats.antialiased(),
             _bytes: memory.track(bytes),
-        })
+        }
     }
 }

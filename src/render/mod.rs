@@ -25,6 +25,7 @@ pub(crate) mod compact;
 mod extract;
 pub(crate) mod gpu_cloud;
 mod limits;
+pub(crate) mod lod_trees;
 mod memory;
 pub(crate) mod passes;
 pub(crate) mod pipelines;
@@ -54,7 +55,7 @@ pub use pipelines::SplatPipelinesStatus;
 pub use record::DIAGNOSTIC_SPAN;
 pub use stage::{PASS_NAMES, SplatStage};
 pub use view::picks::{SplatPick, SplatPickAnswer, SplatPickAnswers, SplatPickRequest};
-pub use view::stats::{SplatStats, SplatViewStats};
+pub use view::stats::{SplatLodStats, SplatStats, SplatViewStats};
 pub use view::timestamps::SplatPassTimes;
 
 /// [`SplatPick`]'s name before the crate's naming scheme.
@@ -100,6 +101,7 @@ impl Plugin for SplatRenderPlugin {
             ExtractComponentPlugin::<SplatDepth>::default(),
             ExtractComponentPlugin::<SplatPickRequest>::default(),
             ExtractComponentPlugin::<SplatPassTimes>::default(),
+            ExtractComponentPlugin::<crate::lod::SplatLod>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));
@@ -116,7 +118,11 @@ impl Plugin for SplatRenderPlugin {
             .init_resource::<SplatGpuLimits>()
             .init_resource::<extract::SplatShaderTime>()
             .init_resource::<pipelines::QueuedKernels>()
-            .add_systems(ExtractSchedule, extract::extract_shader_time)
+            .init_resource::<lod_trees::GpuLodTrees>()
+            .add_systems(
+                ExtractSchedule,
+                (extract::extract_shader_time, lod_trees::extract_lod_trees),
+            )
             .add_systems(RenderStartup, pipelines::start_pipelines)
             .add_systems(
                 Render,
@@ -125,6 +131,10 @@ impl Plugin for SplatRenderPlugin {
                         .before(prepare_core_3d_depth_textures)
                         .in_set(RenderSystems::PrepareResources),
                     pipelines::queue_splat_pipelines
+                        .before(prepare::view_buffers::prepare_splat_view_buffers)
+                        .in_set(RenderSystems::PrepareResources),
+                    lod_trees::prepare_lod_trees
+                        .after(pipelines::queue_splat_pipelines)
                         .before(prepare::view_buffers::prepare_splat_view_buffers)
                         .in_set(RenderSystems::PrepareResources),
                     prepare::view_buffers::prepare_splat_view_buffers

@@ -20,6 +20,7 @@ use super::passes::{FullscreenPasses, SplatPipelines};
 use super::stage::SplatStage;
 use super::view::ViewBuffers;
 use super::view::frame::SplatFrame;
+use super::view::lod::ViewLod;
 use super::view::picks::ViewPicks;
 use super::view::splat_layer::SceneCopy;
 use super::view::stats::SplatStats;
@@ -83,6 +84,7 @@ type SplatViewItem<'a> = (
     Option<&'a PassTimestamps>,
     Option<&'a ViewPicks>,
     Option<&'a SceneCopy>,
+    Option<&'a ViewLod>,
 );
 
 pub fn splat_pass(
@@ -93,7 +95,7 @@ pub fn splat_pass(
     mut ctx: RenderContext,
 ) {
     let started = Instant::now();
-    let (target, depth, main_entity, timed, drawn, timestamps, view_picks, scene_copy) =
+    let (target, depth, main_entity, timed, drawn, timestamps, view_picks, scene_copy, lod) =
         view.into_inner();
     let (Some(pipelines), Some(fullscreen), Some((frame, buffers))) =
         (pipelines, fullscreen, drawn)
@@ -118,6 +120,9 @@ pub fn splat_pass(
     if let Some((_, picks)) = picks {
         encoder.clear_buffer(&picks.hits, 0, None);
     }
+    if let Some(lod) = lod {
+        lod.clear(encoder);
+    }
     stage(
         encoder,
         &diagnostics,
@@ -131,13 +136,16 @@ pub fn splat_pass(
                         &dispatch.bind_group,
                         dispatch.params_offset,
                         dispatch.threads,
-                        (dispatch.compact, dispatch.shader),
+                        (dispatch.compact, dispatch.variant),
                     );
                 }
                 pipelines.indirect.encode_visible(pass, &band.indirect);
             }
         },
     );
+    if let Some(lod) = lod {
+        lod.copy_back(encoder);
+    }
     stage(
         encoder,
         &diagnostics,

@@ -151,6 +151,10 @@ fn the_preprocess_inputs_match_their_wgsl() {
         sh_words,
         sh_half,
         first_splat,
+        lod_records,
+        lod_feedback,
+        lod_threshold,
+        lod_half_octaves,
         _pad,
     });
     let geometry = rust_layout!(SplatGeometry {
@@ -174,6 +178,13 @@ fn the_preprocess_inputs_match_their_wgsl() {
         "ChunkParams",
         &chunk,
         &wgsl_layout(&module, types, "ChunkParams"),
+    );
+    // The LOD variant's feedback is the words the CPU reads back.
+    let lod = compose(wgsl_file!("preprocess.wgsl"), &[super::preprocess::LOD]);
+    let feedback = wgsl_layout(&lod, Some("bevy_splat::preprocess::lod"), "LodFeedback");
+    assert_eq!(
+        u64::from(feedback.size),
+        super::preprocess::LOD_FEEDBACK_BYTES
     );
     let full = compose(wgsl_file!("preprocess_full.wgsl"), &[]);
     assert_same(

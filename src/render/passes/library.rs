@@ -44,6 +44,7 @@ macro_rules! with_library_module_files {
             "common_grid.wgsl",
             "common.wgsl",
             "preprocess_types.wgsl",
+            "preprocess_lod.wgsl",
             "preprocess_full.wgsl",
             "preprocess_compact.wgsl",
             "preprocess_hook.wgsl",

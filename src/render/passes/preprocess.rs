@@ -9,6 +9,7 @@ use super::builder::{EntryShader, Kernel, PipelineBuilder};
 use super::common::{ShaderChecks, bind_group, grid_for, slice, storage, uniform};
 use super::indirect::COUNTERS_SIZE;
 use super::library::{ShaderDef, wgsl_file};
+use crate::lod::cut::{LOD_BINS, LOD_BINS_PER_OCTAVE, LOD_FEEDBACK_WORDS, LOD_LOWEST_OCTAVE};
 use crate::render::compact::{COMPACT_GEOMETRY_WORDS, POSITION_BLOCK, POSITION_BOX_WORDS};
 use crate::shader::SplatShaderId;
 
@@ -82,10 +83,24 @@ pub struct ChunkParams {
     pub sh_words: u32,
     /// 1 when the words hold pairs of f16, 0 when each is one f32.
     pub sh_half: u32,
-    /// The chunk's first splat in its asset.
+    /// The chunk's first splat in its asset (for an interior chunk of a level-of-detail
+    /// tree, the first node's id).
     pub first_splat: u32,
+    /// With level of detail: [`LOD_LEAF_RECORDS`] or [`LOD_INTERIOR_RECORDS`].
+    pub lod_records: u32,
+    /// 1 where this dispatch counts for the view's LOD feedback (band 0).
+    pub lod_feedback: u32,
+    /// The cut's threshold (a node size; 0 draws the leaves alone).
+    pub lod_threshold: f32,
+    /// Half the blend's width, in octaves of node size.
+    pub lod_half_octaves: f32,
     pub _pad: [u32; 3],
 }
+
+/// A chunk of leaves: one record (the parent's sphere) per node.
+pub const LOD_LEAF_RECORDS: u32 = 1;
+/// A chunk of interior nodes: two records (its sphere, its parent's) per node.
+pub const LOD_INTERIOR_RECORDS: u32 = 2;
 
 /// Bytes of one projected splat (`ProjectedSplat` in `common.wgsl`).
 pub const PROJECTED_SPLAT_BYTES: u64 = 32;
@@ -95,12 +110,15 @@ pub const CHUNK_PARAMS_STRIDE: u64 = 256;
 
 /// The sizes the preprocess's modules share with the host's layouts, from their one
 /// definition here and in `compact.rs`, as shader defs (every module gets them).
-pub(crate) fn shared_defs() -> [ShaderDef; 4] {
+pub(crate) fn shared_defs() -> [ShaderDef; 7] {
     [
         ShaderDef::UInt("MAX_CROP_VOLUMES", MAX_CROP_VOLUMES_GPU as u32),
         ShaderDef::UInt("POSITION_BLOCK", POSITION_BLOCK as u32),
         ShaderDef::UInt("POSITION_BOX_WORDS", POSITION_BOX_WORDS as u32),
         ShaderDef::UInt("COMPACT_GEOMETRY_WORDS", COMPACT_GEOMETRY_WORDS as u32),
+        ShaderDef::UInt("LOD_BINS", LOD_BINS as u32),
+        ShaderDef::UInt("LOD_BINS_PER_OCTAVE", LOD_BINS_PER_OCTAVE.unsigned_abs()),
+        ShaderDef::UInt("LOD_OCTAVE_OFFSET", LOD_LOWEST_OCTAVE.unsigned_abs()),
     ]
 }
 
@@ -113,14 +131,37 @@ pub(crate) const SHADER: EntryShader = EntryShader {
 pub(crate) const COMPACT_LAYOUT: ShaderDef = ShaderDef::Flag("COMPACT_LAYOUT");
 /// The shader def of a preprocess that runs a cloud's `SplatShader`.
 pub(crate) const WITH_SPLAT_SHADER: ShaderDef = ShaderDef::Flag("SPLAT_SHADER");
+/// The shader def of a preprocess that draws a cut of a level-of-detail tree.
+pub(crate) const LOD: ShaderDef = ShaderDef::Flag("LOD");
+
+/// Storage buffers the LOD variant binds in one stage: two more than the others,
+/// beyond WebGPU's default of 8 (most adapters offer 10 or more).
+pub const LOD_STORAGE_BUFFERS: u32 = 10;
+
+/// Bytes of a view's LOD feedback (`LodFeedback` in `preprocess_lod.wgsl`).
+pub const LOD_FEEDBACK_BYTES: u64 = (LOD_FEEDBACK_WORDS * 4) as u64;
 
 pub struct PreprocessPass {
     pub layout: BindGroupLayout,
     /// For assets in the full layouts (f32, or f16 SH) and in the compact one.
     plain: LayoutPipelines,
+    /// The LOD variants and their layout; `None` on a device with fewer than
+    /// [`LOD_STORAGE_BUFFERS`] storage buffers per stage.
+    lod: Option<(BindGroupLayout, LayoutPipelines)>,
     /// Per registered `SplatShader`, in id order: its variants, or `None` where its
     /// WGSL did not compile (its clouds are drawn without it).
     shaders: Vec<Option<LayoutPipelines>>,
+}
+
+/// Which preprocess a dispatch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreprocessVariant {
+    /// Every splat of the chunk.
+    Plain,
+    /// Every splat, through an app's `SplatShader`.
+    Shader(SplatShaderId),
+    /// The nodes of a level-of-detail tree's cut.
+    Lod,
 }
 
 /// One preprocess variant for each storage layout.
@@ -148,6 +189,16 @@ pub(crate) fn layout_descriptor() -> BindGroupLayoutDescriptor {
     )
 }
 
+/// The LOD variant's layout: the plain one, the nodes' records and the view's feedback.
+pub(crate) fn lod_layout_descriptor() -> BindGroupLayoutDescriptor {
+    let mut descriptor = layout_descriptor();
+    descriptor.label = "splat preprocess (LOD)".into();
+    descriptor
+        .entries
+        .extend([storage(10, true), storage(11, false)]);
+    descriptor
+}
+
 impl PreprocessPass {
     /// The preprocess without splat shaders, or `None` while it is being compiled.
     pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
@@ -163,14 +214,50 @@ impl PreprocessPass {
         };
         let full = pipeline("splat preprocess", &[]);
         let compact = pipeline("splat preprocess (compact)", &[COMPACT_LAYOUT]);
+        let lod_capable = builder
+            .device()
+            .limits()
+            .max_storage_buffers_per_shader_stage
+            >= LOD_STORAGE_BUFFERS;
+        let lod_layout = lod_layout_descriptor();
+        let lod = lod_capable.then(|| {
+            let mut pipeline = |label, defs: &[ShaderDef]| {
+                builder.kernel(&Kernel {
+                    label,
+                    layout: &lod_layout,
+                    shader: SHADER,
+                    entry_point: "preprocess",
+                    defs,
+                })
+            };
+            let full = pipeline("splat preprocess (LOD)", &[LOD]);
+            let compact = pipeline("splat preprocess (LOD, compact)", &[LOD, COMPACT_LAYOUT]);
+            (full, compact)
+        });
+        let lod = match lod {
+            Some((full, compact)) => Some((
+                builder.layout(&lod_layout),
+                LayoutPipelines {
+                    full: full?,
+                    compact: compact?,
+                },
+            )),
+            None => None,
+        };
         Some(Self {
             layout: builder.layout(&layout),
             plain: LayoutPipelines {
                 full: full?,
                 compact: compact?,
             },
+            lod,
             shaders: Vec::new(),
         })
+    }
+
+    /// Whether this device draws level-of-detail cuts (`SplatLod`).
+    pub fn supports_lod(&self) -> bool {
+        self.lod.is_some()
     }
 
     /// The variants of an app's splat shaders, in id order (`None` for one that did
@@ -179,37 +266,69 @@ impl PreprocessPass {
         self.shaders = shaders;
     }
 
-    /// Binds one chunk of an asset's splats, and the view's instances, to its outputs.
-    pub fn bind_group(
+    /// The bind group of a chunk drawn as a cut of its level-of-detail tree: the plain
+    /// one's buffers (`plain`, in [`Self::bind_group`]'s order) with the chunk's node
+    /// records and the view's feedback. `None` where the device has no LOD variant.
+    pub fn lod_bind_group(
         &self,
         device: &Device,
-        view_uniform: &Buffer,
-        chunk_params: &Buffer,
-        geometry: &Buffer,
-        sh: &Buffer,
-        projected: &Buffer,
-        counters: &Buffer,
-        instances: &Buffer,
-        depth_keys: &Buffer,
-        pair_counts: &Buffer,
-        sources: &Buffer,
-    ) -> BindGroup {
+        plain: [&Buffer; 10],
+        records: &Buffer,
+        feedback: &Buffer,
+    ) -> Option<BindGroup> {
+        let (layout, _) = self.lod.as_ref()?;
+        Some(bind_group(
+            device,
+            "splat preprocess (LOD)",
+            layout,
+            &Self::entries(plain)
+                .into_iter()
+                .chain([
+                    records.as_entire_binding(),
+                    slice(feedback, 0, LOD_FEEDBACK_BYTES),
+                ])
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    /// The plain layout's bindings of `buffers`, in [`Self::bind_group`]'s order.
+    fn entries(buffers: [&Buffer; 10]) -> [wgpu::BindingResource<'_>; 10] {
+        let [
+            view_uniform,
+            chunk_params,
+            geometry,
+            sh,
+            projected,
+            counters,
+            instances,
+            depth_keys,
+            pair_counts,
+            sources,
+        ] = buffers;
+        [
+            view_uniform.as_entire_binding(),
+            slice(chunk_params, 0, size_of::<ChunkParams>() as u64),
+            geometry.as_entire_binding(),
+            sh.as_entire_binding(),
+            projected.as_entire_binding(),
+            slice(counters, 0, COUNTERS_SIZE),
+            instances.as_entire_binding(),
+            depth_keys.as_entire_binding(),
+            pair_counts.as_entire_binding(),
+            sources.as_entire_binding(),
+        ]
+    }
+
+    /// Binds one chunk of an asset's splats, and the view's instances, to its outputs:
+    /// the view uniform, the chunk parameters, the chunk's geometry and SH, the
+    /// projected splats, the counters, the instances, the depth keys, the pair counts
+    /// and the pick sources.
+    pub fn bind_group(&self, device: &Device, buffers: [&Buffer; 10]) -> BindGroup {
         bind_group(
             device,
             "splat preprocess",
             &self.layout,
-            &[
-                view_uniform.as_entire_binding(),
-                slice(chunk_params, 0, size_of::<ChunkParams>() as u64),
-                geometry.as_entire_binding(),
-                sh.as_entire_binding(),
-                projected.as_entire_binding(),
-                slice(counters, 0, COUNTERS_SIZE),
-                instances.as_entire_binding(),
-                depth_keys.as_entire_binding(),
-                pair_counts.as_entire_binding(),
-                sources.as_entire_binding(),
-            ],
+            &Self::entries(buffers),
         )
     }
 
@@ -219,24 +338,33 @@ impl PreprocessPass {
     }
 
     /// Records one dispatch of `threads` threads (splats × instances); `params_offset`
-    /// selects its `ChunkParams`, `compact` the asset's layout and `shader` the
+    /// selects its `ChunkParams`, `compact` the asset's layout and `variant` the
     /// instances' `SplatShader` (one it could not build, or does not know, runs as
-    /// none).
+    /// none) or the LOD cut (whose bind group is a [`Self::lod_bind_group`]).
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
         params_offset: u32,
         threads: u32,
-        (compact, shader): (bool, Option<SplatShaderId>),
+        (compact, variant): (bool, PreprocessVariant),
     ) {
         let (x, y) = grid_for(threads);
         if x == 0 {
             return;
         }
-        let pipelines = shader
-            .and_then(|id| self.shaders.get(id.0 as usize)?.as_ref())
-            .unwrap_or(&self.plain);
+        let pipelines = match variant {
+            PreprocessVariant::Plain => &self.plain,
+            PreprocessVariant::Shader(id) => self
+                .shaders
+                .get(id.0 as usize)
+                .and_then(Option::as_ref)
+                .unwrap_or(&self.plain),
+            PreprocessVariant::Lod => match &self.lod {
+                Some((_, pipelines)) => pipelines,
+                None => return,
+            },
+        };
         pass.set_pipeline(if compact {
             &pipelines.compact
         } else {

@@ -22,6 +22,10 @@
 #import bevy_splat::preprocess::hook::{Splat, SplatContext}
 #import bevy_splat::preprocess::user_shader::modify_splat
 #endif
+// Level of detail: each thread a node of a cloud's tree, weighted by the cut.
+#ifdef LOD
+#import bevy_splat::preprocess::lod::{LodView, lod_begin, lod_end, lod_weight}
+#endif
 
 fn crop_contains(volume: CropVolume, position: vec3<f32>) -> bool {
     let q = (volume.unit_from_cloud * vec4<f32>(position, 1.0)).xyz;
@@ -154,6 +158,9 @@ fn preprocess(
         atomicStore(&group_key_max, 0u);
         atomicStore(&group_key_min_complement, 0u);
     }
+#ifdef LOD
+    lod_begin(local);
+#endif
     workgroupBarrier();
     let written = project_splat(gid.x + gid.y * chunk.grid_width);
     if written.y == 1u {
@@ -170,6 +177,9 @@ fn preprocess(
             atomicMax(&counters.depth_key_min_complement, least_complement);
         }
     }
+#ifdef LOD
+    lod_end(local);
+#endif
 }
 
 // Projects the splat of `thread`; when it is kept and written, returns its depth key
@@ -184,6 +194,20 @@ fn project_splat(thread: u32) -> vec2<u32> {
     let instance = chunk.first_instance + thread / chunk.splat_count;
     let cam_from_cloud_4 = instances[instance].cam_from_cloud;
     let tint = instances[instance].tint;
+#ifdef LOD
+    // Nodes the cut leaves out read nothing more than their record.
+    let lod_view = LodView(
+        cam_from_cloud_4,
+        instances[instance].camera_in_cloud.xyz,
+        view.near,
+        view.tan_limits,
+        view.orthographic == 1u,
+    );
+    let weight = lod_weight(index, lod_view);
+    if !(weight > 0.0) {
+        return none;
+    }
+#endif
     let g = load_geometry(index);
     // Read with the geometry, so that its latency hides behind the projection (read
     // at the end, where the colour needs it, it made the SH0 preprocess 8 % slower).
@@ -194,6 +218,9 @@ fn project_splat(thread: u32) -> vec2<u32> {
         return none;
     }
     var opacity = opacity_of(g.opacity_logit) * tint.a;
+#ifdef LOD
+    opacity *= weight;
+#endif
     if !(opacity >= ALPHA_MIN) || !kept_by_crop(instance, g.position) {
         return none;
     }

@@ -54,8 +54,17 @@ struct ChunkParams {
     // Words of `sh` per splat, and whether they hold pairs of f16 (else one f32 each).
     sh_words: u32,
     sh_half: u32,
-    // The chunk's first splat in its asset: what a pick reports is the asset's index.
+    // The chunk's first splat in its asset: what a pick reports is the asset's index
+    // (for an interior chunk of a level-of-detail tree, the first node's id).
     first_splat: u32,
+    // With level of detail (the `LOD` variant): 1 for a chunk of leaves, 2 for one of
+    // interior nodes (the records' layouts); whether this dispatch counts for the
+    // view's feedback (band 0 only); the cut's threshold (0: the leaves alone) and half
+    // the blend's width in octaves.
+    lod_records: u32,
+    lod_feedback: u32,
+    lod_threshold: f32,
+    lod_half_octaves: f32,
 }
 
 @group(0) @binding(1) var<uniform> chunk: ChunkParams;

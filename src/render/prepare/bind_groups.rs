@@ -15,12 +15,14 @@ use wgpu::TextureUsages;
 
 use super::draw_plan::ViewDraw;
 use crate::render::gpu_cloud::GpuSplats;
+use crate::render::lod_trees::GpuLodTrees;
 use crate::render::memory::SplatMemory;
 use crate::render::passes::composite::{CompositeMode, SplatComposite};
 use crate::render::passes::depth_write::SplatDepth;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::view::ViewBuffers;
 use crate::render::view::frame::{SplatFrame, band_frame};
+use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::ViewPicks;
 use crate::render::view::splat_layer::SceneCopy;
 use crate::render::view::stats::SplatStats;
@@ -36,7 +38,11 @@ type ViewItem<'a> = (
     Has<SplatDepth>,
     Has<SplatPassTimes>,
     (&'a ViewDraw, &'a ViewBuffers),
-    (Option<&'a ViewPicks>, Option<&'a SceneCopy>),
+    (
+        Option<&'a ViewPicks>,
+        Option<&'a SceneCopy>,
+        Option<&'a ViewLod>,
+    ),
 );
 
 /// Writes the uniforms of every view that draws splats and makes its frame's bind
@@ -51,6 +57,7 @@ pub fn prepare_splat_bind_groups(
     memory: Res<SplatMemory>,
     stats: Res<SplatStats>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
+    lod_trees: Res<GpuLodTrees>,
     views: Query<ViewItem>,
 ) {
     let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
@@ -67,14 +74,14 @@ pub fn prepare_splat_bind_groups(
         writes_depth,
         timed,
         (draw, buffers),
-        (picks, scene_copy),
+        (picks, scene_copy, lod),
     ) in &views
     {
         let started = Instant::now();
         let Some(dispatches) = draw
             .dispatches
             .iter()
-            .map(|plan| plan.resolve(&gpu_splats))
+            .map(|plan| plan.resolve(&gpu_splats, &lod_trees))
             .collect::<Option<Vec<_>>>()
         else {
             commands.entity(entity).remove::<SplatFrame>();
@@ -108,14 +115,16 @@ pub fn prepare_splat_bind_groups(
         };
         let multisampled_depth = msaa.samples() > 1;
         let mut bands = Vec::with_capacity(buffers.bands.len());
-        for band in &buffers.bands {
+        for (index, band) in buffers.bands.iter().enumerate() {
+            // Band 0 alone counts the cut's nodes: every band sees them all.
+            let lod_frame = draw.lod.map(|frame| (frame, index == 0));
             band.write_uniforms(
                 &queue,
                 &draw.camera,
-                origin,
-                size,
+                (origin, size),
                 &draw.instances,
                 &dispatches,
+                lod_frame,
             );
             bands.push(band_frame(
                 device,
@@ -126,8 +135,13 @@ pub fn prepare_splat_bind_groups(
                 multisampled_depth,
                 &buffers.layer,
                 picks.filter(|_| draw.pick.is_some()),
+                lod.map(|lod| &lod.feedback),
             ));
         }
+        let Some(bands) = bands.into_iter().collect::<Option<Vec<_>>>() else {
+            commands.entity(entity).remove::<SplatFrame>();
+            continue;
+        };
 
         // The copy of the scene is kept while it fits, made when it does not, and
         // dropped when the composite no longer reads one.

@@ -12,10 +12,12 @@ use crate::cloud::SplatRasterMode;
 use crate::crop::{SplatCrop, SplatCropMode, SplatCropShape};
 use crate::render::extract::ExtractedCloud;
 use crate::render::gpu_cloud::GpuSplats;
+use crate::render::lod_trees::GpuLodTrees;
 use crate::render::passes::preprocess::{
     CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, MAX_CROP_VOLUMES_GPU,
 };
-use crate::render::view::dispatch::DispatchPlan;
+use crate::render::view::dispatch::{DispatchPlan, LodNodes};
+use crate::render::view::lod::LodFrame;
 use crate::render::view::picks::PickTicket;
 use crate::render::view::uniform::SplatCamera;
 use crate::shader::SplatShaderId;
@@ -33,6 +35,8 @@ pub struct ViewDraw {
     pub dispatches: Vec<DispatchPlan>,
     /// What this frame's picks answer, for a view with pointers over it.
     pub pick: Option<PickTicket>,
+    /// The level-of-detail cut, for a camera with `SplatLod`.
+    pub lod: Option<LodFrame>,
     /// CPU time spent planning and sizing this frame, in nanoseconds.
     pub planned_ns: u64,
 }
@@ -77,10 +81,15 @@ fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInst
 /// clouds in one dispatch: separate dispatches would each wait for the one before (they
 /// write the same outputs).
 /// Also returns each instance's cloud (main-world entity), in instance order.
+///
+/// With `lod_trees` (a camera with `SplatLod`), an asset whose tree is on the GPU is
+/// drawn as a cut of it: its leaf chunks and its interior chunks, through the LOD
+/// variant (clouds with a `SplatShader` are drawn whole).
 pub fn plan_dispatches(
     drawn: &[(Entity, &ExtractedCloud, &GpuSplats)],
     camera: &SplatCamera,
     time: f32,
+    lod_trees: Option<&GpuLodTrees>,
 ) -> (Vec<CloudInstance>, Vec<Entity>, Vec<DispatchPlan>) {
     type Group<'g> = (
         (AssetId<GaussianSplats>, Option<SplatShaderId>),
@@ -132,20 +141,40 @@ pub fn plan_dispatches(
         let first = instances.len() as u32;
         instances.extend(group.iter().map(|(instance, _)| *instance));
         clouds.extend(group.iter().map(|(_, entity)| *entity));
-        for (chunk_index, chunk) in gpu.chunks.iter().enumerate() {
+        let tree = lod_trees
+            .filter(|_| shader.is_none())
+            .and_then(|trees| trees.get(asset));
+        let leaves = gpu.chunks.iter().map(|chunk| chunk.count);
+        let mut chunks: Vec<(u32, Option<LodNodes>)> = match tree {
+            None => leaves.map(|count| (count, None)).collect(),
+            Some(_) => leaves
+                .map(|count| (count, Some(LodNodes::Leaves)))
+                .collect(),
+        };
+        if let Some(tree) = tree {
+            let interior = tree.interior.chunks.iter();
+            chunks.extend(interior.map(|chunk| (chunk.count, Some(LodNodes::Interior))));
+        }
+        let mut next_index = [0usize; 2];
+        for (count, lod) in chunks {
+            // Leaf and interior chunks are numbered apart.
+            let counter = &mut next_index[usize::from(lod == Some(LodNodes::Interior))];
+            let chunk_index = *counter;
+            *counter += 1;
             // Keep splats × instances within a u32 thread index.
-            let per_dispatch = (u32::MAX / chunk.count.max(1)).max(1);
+            let per_dispatch = (u32::MAX / count.max(1)).max(1);
             let mut start = 0;
             while start < group.len() as u32 {
-                let count = per_dispatch.min(group.len() as u32 - start);
+                let instance_count = per_dispatch.min(group.len() as u32 - start);
                 dispatches.push(DispatchPlan {
                     asset,
                     chunk: chunk_index,
                     first_instance: first + start,
-                    instance_count: count,
+                    instance_count,
                     shader,
+                    lod,
                 });
-                start += count;
+                start += instance_count;
             }
         }
     }

@@ -11,9 +11,11 @@ use bevy::render::view::{ExtractedView, RenderVisibleEntities};
 
 use super::draw_plan::{ViewDraw, plan_dispatches};
 use crate::cloud::GaussianCloud;
+use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
 use crate::render::limits::SplatGpuLimits;
+use crate::render::lod_trees::GpuLodTrees;
 use crate::render::memory::SplatMemory;
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::depth_write::SplatDepth;
@@ -23,10 +25,11 @@ use crate::render::passes::tile_render::tiles_for;
 use crate::render::view::ViewBuffers;
 use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::SplatFrame;
+use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
 use crate::render::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
 use crate::render::view::splat_layer::SceneCopy;
-use crate::render::view::stats::{STAGE_COUNT, SplatStats};
+use crate::render::view::stats::{STAGE_COUNT, SplatLodStats, SplatStats};
 use crate::render::view::timestamps::{PassTimestamps, SplatPassTimes};
 use crate::render::view::uniform::SplatCamera;
 
@@ -39,6 +42,7 @@ type SplatViewState = (
     PassTimestamps,
     ViewPicks,
     SceneCopy,
+    ViewLod,
 );
 
 type ViewItem<'a> = (
@@ -52,6 +56,7 @@ type ViewItem<'a> = (
     Option<&'a mut ViewBuffers>,
     Option<&'a PassTimestamps>,
     Option<&'a mut ViewPicks>,
+    (Option<&'a SplatLod>, Option<&'a mut ViewLod>),
 );
 
 /// Plans every view's draw ([`ViewDraw`]), reads back what earlier frames measured and
@@ -69,6 +74,7 @@ pub fn prepare_splat_view_buffers(
     mut views: Query<ViewItem>,
     clouds: Query<&ExtractedCloud>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
+    lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
 ) {
     let Some(pipelines) = pipelines else {
@@ -91,6 +97,7 @@ pub fn prepare_splat_view_buffers(
         buffers,
         timestamps,
         picks,
+        (lod_settings, view_lod),
     ) in &mut views
     {
         let started = Instant::now();
@@ -115,8 +122,40 @@ pub fn prepare_splat_view_buffers(
         };
 
         let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
+
+        // The level-of-detail cut: its state made when the camera asks for it, dropped
+        // when it no longer does.
+        let mut made_lod = None;
+        let view_lod = match (lod_settings, view_lod) {
+            (Some(_), Some(lod)) => Some(lod.into_inner()),
+            (Some(_), None) => Some(made_lod.insert(ViewLod::new(device, &memory))),
+            (None, Some(_)) => {
+                commands.entity(entity).remove::<ViewLod>();
+                None
+            }
+            (None, None) => None,
+        };
+        let lod = lod_settings.zip(view_lod).map(|(settings, lod)| {
+            let frame = lod.plan(device, settings, camera.focal[1], splats);
+            stats.update(main_entity.id(), |s| {
+                s.lod = Some(SplatLodStats {
+                    threshold: frame.threshold,
+                    leaves_in_view: lod.latest().map_or(0, |f| f.leaves_in_view),
+                });
+            });
+            frame
+        });
+        if let Some(made) = made_lod {
+            commands.entity(entity).insert(made);
+        }
         let (instances, instance_clouds, dispatches) =
-            plan_dispatches(&drawn, &camera, shader_time.0);
+            plan_dispatches(&drawn, &camera, shader_time.0, lod.map(|_| &*lod_trees));
+        // A cut draws about its budget (the GPU's counts size the buffers after the
+        // first frame).
+        let splats = match lod_settings {
+            Some(settings) => splats.min(u64::from(settings.budget.max(1))),
+            None => splats,
+        };
         let need = ViewNeed {
             splats: u32::try_from(splats).unwrap_or(u32::MAX),
             chunks: dispatches.len() as u32,
@@ -189,6 +228,7 @@ pub fn prepare_splat_view_buffers(
             instances,
             dispatches,
             pick,
+            lod,
             planned_ns: started.elapsed().as_nanos() as u64,
         });
         live.push(main_entity.id());

@@ -8,6 +8,7 @@ use wgpu::{Buffer, BufferUsages, Device};
 
 use super::buffer_plan::{Role, SharedBuffers, Step};
 use super::dispatch::Dispatch;
+use super::lod::LodFrame;
 use super::uniform::{BandUniform, SplatCamera, SplatViewUniform};
 use crate::asset::SplatStorage;
 use crate::render::memory::{GpuBytes, SplatMemory};
@@ -263,14 +264,15 @@ impl BandBuffers {
 impl BandBuffers {
     /// Writes this frame's uniforms: the camera for this band's rows and capacities,
     /// the clouds' instances and one `ChunkParams` per preprocess dispatch.
+    /// `lod`: the view's cut, and whether this band counts its nodes.
     pub fn write_uniforms(
         &self,
         queue: &wgpu::Queue,
         camera: &SplatCamera,
-        origin: UVec2,
-        size: UVec2,
+        (origin, size): (UVec2, UVec2),
         instances: &[CloudInstance],
         dispatches: &[Dispatch<'_>],
+        lod: Option<(LodFrame, bool)>,
     ) {
         let capacity = &self.capacity;
         let band = BandUniform {
@@ -300,7 +302,11 @@ impl BandBuffers {
                 instance_count: dispatch.instance_count,
                 sh_words: dispatch.splats.sh_words,
                 sh_half: u32::from(dispatch.splats.storage == SplatStorage::HalfSh),
-                first_splat: dispatch.chunk.first,
+                first_splat: dispatch.first_splat(),
+                lod_records: dispatch.lod.as_ref().map_or(0, |lod| lod.layout),
+                lod_feedback: u32::from(lod.is_some_and(|(_, counts)| counts)),
+                lod_threshold: lod.map_or(0.0, |(frame, _)| frame.threshold),
+                lod_half_octaves: lod.map_or(0.0, |(frame, _)| frame.half_octaves),
                 _pad: [0; 3],
             };
             let offset = slot as u64 * CHUNK_PARAMS_STRIDE;

@@ -10,9 +10,8 @@ use super::picks::{PickTicket, ViewPicks};
 use super::splat_layer::SplatLayer;
 use crate::asset::SplatStorage;
 use crate::render::passes::SplatPipelines;
-use crate::render::passes::preprocess::CHUNK_PARAMS_STRIDE;
+use crate::render::passes::preprocess::{CHUNK_PARAMS_STRIDE, PreprocessVariant};
 use crate::render::passes::tile_split::TileLists;
-use crate::shader::SplatShaderId;
 
 #[derive(bevy::ecs::component::Component)]
 pub struct SplatFrame {
@@ -54,17 +53,21 @@ pub struct BandFrame {
 
 /// One cloud chunk's preprocess: its bind group, the offset of its `ChunkParams`, its
 /// thread count (splats × instances), whether its asset is in the compact layout and
-/// the instances' `SplatShader`.
+/// which preprocess it runs.
 pub struct PreprocessDispatch {
     pub bind_group: BindGroup,
     pub params_offset: u32,
     pub threads: u32,
     pub compact: bool,
-    pub shader: Option<SplatShaderId>,
+    pub variant: PreprocessVariant,
 }
 
 /// Binds one band's buffers to every pass. The band's chunk parameters must already
-/// be written, one per dispatch at `CHUNK_PARAMS_STRIDE` apart.
+/// be written, one per dispatch at `CHUNK_PARAMS_STRIDE` apart. `lod_feedback`: the
+/// view's LOD feedback buffer, which dispatches over tree nodes bind. `None` where a
+/// dispatch draws tree nodes on a view without one, or a device without the LOD
+/// variant.
+#[expect(clippy::too_many_arguments, reason = "one frame's bindings, named")]
 pub fn band_frame(
     device: &Device,
     pipelines: &SplatPipelines,
@@ -74,13 +77,13 @@ pub fn band_frame(
     multisampled_depth: bool,
     layer: &SplatLayer,
     picks: Option<&ViewPicks>,
-) -> BandFrame {
+    lod_feedback: Option<&wgpu::Buffer>,
+) -> Option<BandFrame> {
     let preprocess = dispatches
         .iter()
         .enumerate()
         .map(|(slot, dispatch)| {
-            let bind_group = pipelines.preprocess.bind_group(
-                device,
+            let buffers = [
                 &band.view_uniform,
                 &band.chunk_params,
                 &dispatch.chunk.geometry,
@@ -91,16 +94,25 @@ pub fn band_frame(
                 band.shared.buffer(Step::Preprocess, Role::DepthKeys),
                 band.shared.buffer(Step::Preprocess, Role::PairCounts),
                 &band.sources,
-            );
-            PreprocessDispatch {
+            ];
+            let bind_group = match &dispatch.lod {
+                Some(lod) => pipelines.preprocess.lod_bind_group(
+                    device,
+                    buffers,
+                    lod.records,
+                    lod_feedback?,
+                )?,
+                None => pipelines.preprocess.bind_group(device, buffers),
+            };
+            Some(PreprocessDispatch {
                 bind_group,
                 params_offset: (slot as u64 * CHUNK_PARAMS_STRIDE) as u32,
                 threads: dispatch.threads(),
                 compact: dispatch.splats.storage == SplatStorage::Compact,
-                shader: dispatch.shader,
-            }
+                variant: dispatch.variant(),
+            })
         })
-        .collect();
+        .collect::<Option<Vec<_>>>()?;
     let capacity = &band.capacity;
     let pair_key_bits = capacity.pair_key_bits();
     let shared = &band.shared;
@@ -147,7 +159,7 @@ pub fn band_frame(
             &picks.pickable,
         )
     });
-    BandFrame {
+    Some(BandFrame {
         preprocess,
         indirect: pipelines
             .indirect
@@ -183,5 +195,5 @@ pub fn band_frame(
         pick,
         tiles: capacity.band_tiles(),
         bins: capacity.band_bins(),
-    }
+    })
 }

@@ -12,6 +12,7 @@
 //! - [`dispatch`] and [`frame`]: every bind group of one frame, built in prepare and
 //!   recorded by the node;
 //! - [`readback`]: the bands' counters, read back a frame late;
+//! - [`lod`]: a camera's level-of-detail feedback and threshold (`SplatLod`);
 //! - [`picks`]: the pointer pixels a view is asked about and the GPU's answers, read
 //!   back the same way;
 //! - [`timestamps`]: each stage's GPU time, from timestamps at its pass's ends;
@@ -22,6 +23,7 @@ pub mod bands;
 pub mod buffer_plan;
 pub mod dispatch;
 pub mod frame;
+pub mod lod;
 pub mod picks;
 pub mod readback;
 pub mod sizing;

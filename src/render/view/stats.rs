@@ -15,7 +15,7 @@ use super::readback::GpuCounts;
 /// A camera that sees more splats than one storage binding holds draws its image in
 /// several bands of tile rows; counts are summed over them, so a splat that spans two
 /// bands counts twice.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SplatViewStats {
     /// Splats that survived culling.
     pub visible_splats: u32,
@@ -46,6 +46,20 @@ pub struct SplatViewStats {
     pub cpu_prepare_ns: u64,
     /// CPU time of recording its passes into the command encoder, in nanoseconds.
     pub cpu_record_ns: u64,
+    /// For a camera with [`SplatLod`](crate::SplatLod): the cut it drew this frame.
+    pub lod: Option<SplatLodStats>,
+}
+
+/// A camera's level-of-detail cut: `visible_splats` is what it drew.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SplatLodStats {
+    /// The node size (radians of its bounding sphere as seen from its nearest point)
+    /// below which nodes stop splitting; 0 when the budget covers every splat in view
+    /// (the leaves alone, the exact image).
+    pub threshold: f32,
+    /// Trained splats (leaves) in view in the latest frame the GPU reported: what the
+    /// camera would draw without a budget.
+    pub leaves_in_view: u32,
 }
 
 /// How many stages [`SplatViewStats::gpu_pass_ns`] times.

@@ -1,0 +1,115 @@
+//! A camera's level of detail in the render world: the buffer its preprocess counts
+//! node sizes into, read back a frame late, and the threshold those counts steer
+//! ([`LodController`]) so that the drawn count holds the camera's [`SplatLod`] budget.
+
+use bevy::ecs::component::Component;
+use wgpu::{Buffer, BufferUsages, CommandEncoder, Device};
+
+use super::readback::Staging;
+use crate::lod::SplatLod;
+use crate::lod::cut::{LodController, LodFeedback};
+use crate::render::memory::{GpuBytes, SplatMemory};
+use crate::render::passes::common::buffer;
+use crate::render::passes::preprocess::LOD_FEEDBACK_BYTES;
+
+/// The cut one view draws this frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LodFrame {
+    /// Node size at which nodes stop splitting; 0 draws the leaves alone.
+    pub threshold: f32,
+    pub half_octaves: f32,
+}
+
+/// A view's LOD state: its feedback buffer and threshold.
+#[derive(Component)]
+pub struct ViewLod {
+    pub feedback: Buffer,
+    staging: Staging,
+    controller: LodController,
+    /// The latest counts back from the GPU.
+    latest: Option<LodFeedback>,
+    _bytes: GpuBytes,
+}
+
+impl ViewLod {
+    pub fn new(device: &Device, memory: &SplatMemory) -> Self {
+        let feedback = buffer(
+            device,
+            "splat LOD feedback",
+            LOD_FEEDBACK_BYTES,
+            BufferUsages::STORAGE | BufferUsages::COPY_SRC | BufferUsages::COPY_DST,
+        );
+        Self {
+            _bytes: memory.track(feedback.size()),
+            feedback,
+            staging: Staging::new(
+                device,
+                memory,
+                "splat LOD feedback readback",
+                LOD_FEEDBACK_BYTES,
+            ),
+            controller: LodController::default(),
+            latest: None,
+        }
+    }
+
+    /// Called before a frame is planned: takes in the counts that came back and
+    /// returns the cut to draw. `focal` (pixels per unit of size) turns the
+    /// settings' pixel scale into a size; `total_leaves` is every splat the view's
+    /// clouds hold.
+    pub fn plan(
+        &mut self,
+        device: &Device,
+        settings: &SplatLod,
+        focal: f32,
+        total_leaves: u64,
+    ) -> LodFrame {
+        let half_octaves = if settings.blend_octaves.is_finite() {
+            settings.blend_octaves.clamp(0.0, 8.0) * 0.5
+        } else {
+            0.0
+        };
+        let pixel_floor = if settings.pixel_scale.is_finite() && focal > 0.0 {
+            settings.pixel_scale.max(0.0) / focal
+        } else {
+            0.0
+        };
+        if let Some(feedback) = self
+            .staging
+            .poll(device, |data| {
+                let words: Vec<u32> = data
+                    .chunks_exact(4)
+                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                    .collect();
+                LodFeedback::from_words(&words)
+            })
+            .flatten()
+        {
+            self.controller
+                .update(&feedback, settings.budget, pixel_floor, half_octaves);
+            self.latest = Some(feedback);
+        }
+        LodFrame {
+            threshold: self.controller.threshold(total_leaves, settings.budget),
+            half_octaves,
+        }
+    }
+
+    /// The latest counts back from the GPU.
+    pub fn latest(&self) -> Option<&LodFeedback> {
+        self.latest.as_ref()
+    }
+
+    /// Called while encoding, before the preprocess: a zeroed feedback buffer.
+    pub fn clear(&self, encoder: &mut CommandEncoder) {
+        encoder.clear_buffer(&self.feedback, 0, None);
+    }
+
+    /// Called while encoding, after the preprocess: the counts copied for reading back
+    /// if the staging buffer is free.
+    pub fn copy_back(&self, encoder: &mut CommandEncoder) {
+        self.staging.copy_if_free(encoder, |encoder, staging| {
+            encoder.copy_buffer_to_buffer(&self.feedback, 0, staging, 0, LOD_FEEDBACK_BYTES);
+        });
+    }
+}

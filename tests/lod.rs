@@ -1,0 +1,183 @@
+//! `SplatLod` on lavapipe: a budget that covers the cloud draws exactly what a camera
+//! without one draws; a small budget draws a cut of the cloud's tree within the
+//! budget, coarser but close to the exact image; and the cut blends rather than pops.
+
+mod common;
+mod reference_raster;
+
+use bevy::math::UVec2;
+use bevy::prelude::*;
+use bevy_splat::asset::formats::ply;
+use bevy_splat::headless::{Headless, HeadlessCamera};
+use bevy_splat::lod::SplatLodTrees;
+use bevy_splat::{GaussianSplats, SplatLod, SplatStats};
+
+use reference_raster::{max_difference, psnr};
+
+const SIZE: UVec2 = UVec2::new(96, 128);
+
+fn angel() -> GaussianSplats {
+    let bytes =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/angel.ply")).expect("the angel");
+    GaussianSplats::from(ply::decode(&bytes).expect("it decodes"))
+}
+
+/// An app drawing the angel to one camera, with `lod` on the camera.
+fn scene(lod: Option<SplatLod>, distance: f32) -> (Headless, HeadlessCamera, usize) {
+    scene_of(angel(), lod, distance)
+}
+
+fn scene_of(
+    splats: GaussianSplats,
+    lod: Option<SplatLod>,
+    distance: f32,
+) -> (Headless, HeadlessCamera, usize) {
+    let mut headless = Headless::new(common::headless_plugins());
+    let count = splats.len();
+    let handle = headless.add_splats(splats);
+    headless.spawn_cloud(handle, Transform::IDENTITY);
+    let camera = headless.spawn_camera(
+        Transform::from_xyz(0.3 * distance, 0.9, 3.0 * distance)
+            .looking_at(Vec3::new(0.0, 0.75, 0.0), Vec3::Y),
+        PerspectiveProjection {
+            fov: 0.8,
+            aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
+            near: 0.01,
+            ..default()
+        },
+        SIZE,
+        None,
+    );
+    if let Some(lod) = lod {
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            .insert(lod);
+    }
+    (headless, camera, count)
+}
+
+/// Updates until the tree is built and the camera's cut has settled (its threshold
+/// unchanged for a while), then renders.
+fn settled_render(headless: &mut Headless, camera: &HeadlessCamera) -> (Vec<u8>, f32, u32) {
+    settled_image(headless, camera, |_| {})
+}
+
+fn settled_image(
+    headless: &mut Headless,
+    camera: &HeadlessCamera,
+    keep: impl FnOnce(&bevy_splat::headless::Rgba8),
+) -> (Vec<u8>, f32, u32) {
+    let mut last = None;
+    let mut steady = 0;
+    for _ in 0..2000 {
+        headless.app.update();
+        let built = headless
+            .app
+            .world()
+            .resource::<SplatLodTrees>()
+            .iter()
+            .count()
+            > 0;
+        let lod = headless
+            .app
+            .world()
+            .resource::<SplatStats>()
+            .get(camera.entity)
+            .and_then(|s| s.lod);
+        if built && lod.is_some() && lod.map(|l| l.threshold) == last {
+            steady += 1;
+        } else {
+            steady = 0;
+        }
+        last = lod.map(|l| l.threshold);
+        if steady >= 12 {
+            break;
+        }
+    }
+    assert!(steady >= 12, "the cut never settled");
+    let image = headless
+        .render(std::slice::from_ref(camera))
+        .expect("the render")
+        .remove(0);
+    keep(&image);
+    let stats = headless
+        .app
+        .world()
+        .resource::<SplatStats>()
+        .get(camera.entity)
+        .expect("the camera's stats");
+    (
+        image.rgb(),
+        stats.lod.expect("a cut").threshold,
+        stats.visible_splats,
+    )
+}
+
+fn exact_render(distance: f32) -> Vec<u8> {
+    let (mut headless, camera, _) = scene(None, distance);
+    let image = headless
+        .render(std::slice::from_ref(&camera))
+        .expect("the render")
+        .remove(0);
+    if let Ok(dir) = std::env::var("LOD_TEST_PNG") {
+        let _ = image.save_png(format!("{dir}/exact-{distance}.png"));
+    }
+    image.rgb()
+}
+
+#[test]
+fn a_budget_that_covers_the_cloud_draws_the_exact_image() {
+    let exact = exact_render(1.0);
+    let (mut headless, camera, count) = scene(Some(SplatLod::with_budget(10_000_000)), 1.0);
+    let (image, threshold, _) = settled_render(&mut headless, &camera);
+    assert!(count > 1000);
+    assert_eq!(threshold, 0.0, "the leaves alone");
+    assert!(image.iter().any(|&v| v > 0));
+    let worst = max_difference(&exact, &image);
+    assert!(worst <= 1, "differs from the exact image by {worst}/255");
+}
+
+#[test]
+fn a_small_budget_draws_a_coarser_cut_within_it_and_more_budget_draws_closer() {
+    let count = angel().len();
+    for distance in [4.0, 1.0] {
+        let exact = exact_render(distance);
+        let mut previous: Option<(f32, f64)> = None;
+        for budget in [count / 16, count / 4] {
+            let budget = budget as u32;
+            let (mut headless, camera, _) = scene(Some(SplatLod::with_budget(budget)), distance);
+            let (image, threshold, visible) = settled_image(&mut headless, &camera, |image| {
+                if let Ok(dir) = std::env::var("LOD_TEST_PNG") {
+                    let _ = image.save_png(format!("{dir}/lod-{distance}-{budget}.png"));
+                }
+            });
+            assert!(threshold > 0.0, "a cut above the leaves");
+            // Visible splats are the drawn nodes that survived culling: never more
+            // than the cut, which the budget holds (to a bin's rounding).
+            assert!(
+                f64::from(visible) <= f64::from(budget) * 1.1,
+                "{visible} drawn for a budget of {budget}"
+            );
+            assert!(
+                visible > budget / 4,
+                "{visible} drawn for a budget of {budget}"
+            );
+            let quality = psnr(&exact, &image);
+            println!(
+                "distance {distance}, budget {budget}: {visible} of {count} splats drawn, \
+                 threshold {threshold:.2e}, {quality:.1} dB from the exact image"
+            );
+            assert!(quality > 12.0, "{quality:.1} dB from the exact image");
+            if let Some((coarser_threshold, coarser_quality)) = previous {
+                assert!(threshold < coarser_threshold, "more budget, finer cut");
+                assert!(
+                    quality > coarser_quality,
+                    "more budget, closer to the exact image"
+                );
+            }
+            previous = Some((threshold, quality));
+        }
+    }
+}
