@@ -56,7 +56,11 @@ pub fn blend_step(size: f32, threshold: f32, half_octaves: f32) -> f32 {
 }
 
 /// A node's weight: `f(parent) − f(node)`, with a leaf's own size 0 and a root's
-/// parent's infinite. `threshold` 0 draws the leaves alone, whole.
+/// parent's infinite. `threshold` 0 draws the leaves alone, whole. The node is drawn
+/// with its transmittance raised to this power (`1 − (1 − α)^weight`): blending
+/// nodes share the transmittance, so a parent and its children halfway through a
+/// blend cover what either covers alone (scaling opacities instead would thin the
+/// image wherever a blend is under way).
 pub fn node_weight(
     own_size: Option<f32>,
     parent_size: Option<f32>,

@@ -219,7 +219,12 @@ fn project_splat(thread: u32) -> vec2<u32> {
     }
     var opacity = opacity_of(g.opacity_logit) * tint.a;
 #ifdef LOD
-    opacity *= weight;
+    // A node blending with its parent or children takes its share of the
+    // transmittance, not of the opacity: T^weight, so that a parent and its
+    // children blending together cover what either covers alone.
+    if weight < 1.0 {
+        opacity = 1.0 - pow(max(1.0 - opacity, 1e-6), weight);
+    }
 #endif
     if !(opacity >= ALPHA_MIN) || !kept_by_crop(instance, g.position) {
         return none;
