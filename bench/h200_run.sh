@@ -97,15 +97,18 @@ cp /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm $OUT/ 2>/dev/null
 (cd $OUT && tar czf results.tgz --remove-files $(ls | grep -vx -e gpu.txt -e run.log -e main.log -e gpu_sort.log -e results.tgz))
 ls -la $OUT
 # LOD_GRIDS: the angel grid at these K drawn exactly and then through the level-of-detail
-# trees at each of LOD_BUDGETS (splats), each image's PSNR against the exact one.
+# trees at each of LOD_BUDGETS (splats), each image's PSNR against the exact one; with
+# LOD_PATH=N each run then flies the camera N frames into the grid and reports the
+# frame-to-frame image change (popping adds to it).
 for k in ${LOD_GRIDS:-}; do
     /tmp/bench --angel-grid $k --frames ${FRAMES:-200} --warmup 30 \
-        --json $OUT/ours_K${k}_exact.json --png /tmp/exact_K$k.png $limit 2>&1 \
+        --json $OUT/ours_K${k}_exact.json --png /tmp/exact_K$k.png ${LOD_PATH:+--camera-path $LOD_PATH} $limit 2>&1 \
         | grep -v "^$" | tee -a $OUT/run.log
     for budget in ${LOD_BUDGETS:-1000000 2500000 5000000 10000000}; do
         /tmp/bench --angel-grid $k --budget $budget --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_lod$budget.json --psnr-against /tmp/exact_K$k.png \
-            --png /tmp/lod_K${k}_$budget.png $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+            --png /tmp/lod_K${k}_$budget.png ${LOD_PATH:+--camera-path $LOD_PATH} $limit 2>&1 \
+            | grep -v "^$" | tee -a $OUT/run.log
     done
     cp /tmp/exact_K$k.png /tmp/lod_K${k}_*.png $OUT/ 2>/dev/null
 done

@@ -11,7 +11,12 @@
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
-//!     [--budget SPLATS] [--psnr-against IMAGE.png]
+//!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
+//!
+//! `--camera-path N` (with `--angel-grid K`) then flies the camera in N frames from
+//! its place down into the grid, reading back every frame, and reports how much each
+//! frame's image differs from the one before (mean absolute difference over RGB, in
+//! 1/255): the measure of popping a level-of-detail cut adds to the motion itself.
 //! cargo run --release --example bench -- --ply FILE --cameras CAMERAS.json [--camera 0]
 //! cargo run --release --example bench -- --ply FILE --eye X,Y,Z --target X,Y,Z [--fov 50]
 //! ```
@@ -89,6 +94,9 @@ struct Args {
     /// An image of the same view to report the PSNR of this run's image against
     /// (`--psnr-against exact.png`, as `--png` wrote it).
     psnr_against: Option<PathBuf>,
+    /// Frames of the camera path through the angel grid (`--camera-path N`) over
+    /// which each frame's change from the one before is measured.
+    camera_path: Option<usize>,
 }
 
 fn parse_vec3(text: &str) -> Result<Vec3, String> {
@@ -128,6 +136,7 @@ fn parse_args() -> Result<Args, String> {
         storage: SplatStorage::default(),
         budget: None,
         psnr_against: None,
+        camera_path: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -169,6 +178,7 @@ fn parse_args() -> Result<Args, String> {
             "--display" => args.display = true,
             "--budget" => args.budget = Some(number(value()?)?.max(1)),
             "--psnr-against" => args.psnr_against = Some(value()?.into()),
+            "--camera-path" => args.camera_path = Some(number(value()?)?.max(2) as usize),
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -675,7 +685,96 @@ fn run() -> Result<(), String> {
             println!("PSNR against {}: {psnr:.2} dB", path.display());
         }
     }
+    if let (Some(frames), Some(k)) = (args.camera_path, args.angel_grid) {
+        let changes = frame_changes(&mut headless, &camera, k, frames)?;
+        let (mean, p99) = mean_and_p99(&changes);
+        println!(
+            "camera path: {} frame-to-frame changes over {frames} frames, mean {mean:.3}, \
+             p99 {p99:.3} (mean |ΔRGB|, 1/255)",
+            changes.len()
+        );
+    }
     Ok(())
+}
+
+/// Flies `camera` from the grid camera of `k` down into the grid in `frames` frames,
+/// one `App::update` each, reading every frame back; each frame's mean absolute RGB
+/// difference from the frame before.
+fn frame_changes(
+    headless: &mut Headless,
+    camera: &HeadlessCamera,
+    k: u32,
+    frames: usize,
+) -> Result<Vec<f64>, String> {
+    use std::sync::{Arc, Mutex, PoisonError};
+
+    use bevy::render::gpu_readback::{Readback, ReadbackComplete};
+    let device = headless
+        .app
+        .world()
+        .get_resource::<bevy::render::renderer::RenderDevice>()
+        .ok_or("no render device in the app")?
+        .clone();
+    let received: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+    let sink = received.clone();
+    let reader = headless
+        .app
+        .world_mut()
+        .spawn(Readback::texture(camera.image.clone()))
+        .observe(move |event: On<ReadbackComplete>| {
+            let mut frames = sink.lock().unwrap_or_else(PoisonError::into_inner);
+            frames.push(event.data.clone());
+        })
+        .id();
+    let g = 1.8 * k as f32;
+    let from = Vec3::new(0.0, 0.5 * g, -1.2 * g);
+    let to = Vec3::new(0.0, 0.08 * g, -0.3 * g);
+    let mut previous: Option<Vec<u8>> = None;
+    let mut changes = Vec::with_capacity(frames);
+    // A few frames more: read-backs arrive a frame or two late.
+    for frame in 0..frames + 4 {
+        let t = frame.min(frames - 1) as f32 / (frames - 1) as f32;
+        let eye = from.lerp(to, t);
+        let transform = Transform::from_translation(eye)
+            .looking_at(Vec3::new(0.0, 0.0, eye.z + 0.9 * g), Vec3::Y);
+        if let Some(mut placed) = headless.app.world_mut().get_mut::<Transform>(camera.entity) {
+            *placed = transform;
+        }
+        headless.app.update();
+        let _ = device
+            .wgpu_device()
+            .poll(wgpu::PollType::wait_indefinitely());
+        let arrived: Vec<Vec<u8>> =
+            std::mem::take(&mut *received.lock().unwrap_or_else(PoisonError::into_inner));
+        for data in arrived {
+            let image = bevy_splat::headless::Rgba8::from_padded_rows(&data, camera.size).rgb();
+            if let Some(before) = &previous
+                && changes.len() < frames - 1
+                && before.len() == image.len()
+            {
+                let sum: u64 = before
+                    .iter()
+                    .zip(&image)
+                    .map(|(&a, &b)| u64::from(a.abs_diff(b)))
+                    .sum();
+                changes.push(sum as f64 / image.len().max(1) as f64);
+            }
+            previous = Some(image);
+        }
+    }
+    headless.app.world_mut().despawn(reader);
+    if changes.is_empty() {
+        return Err("no frame of the camera path came back".into());
+    }
+    Ok(changes)
+}
+
+fn mean_and_p99(values: &[f64]) -> (f64, f64) {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mean = sorted.iter().sum::<f64>() / sorted.len().max(1) as f64;
+    let p99 = sorted[((sorted.len() as f64 * 0.99) as usize).min(sorted.len() - 1)];
+    (mean, p99)
 }
 
 /// The PSNR of `rgb` against the PNG at `path` (same size), over 8-bit RGB.

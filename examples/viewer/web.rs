@@ -312,7 +312,7 @@ fn time_passes(
 
 /// Twice a second, the frame times and the splat counts as `data-*` attributes of the
 /// page's body (`frames`, `splats`, `frame-ms`, `mean-frame-ms`, `bands`,
-/// `visible-splats`, `gpu-ms`), for
+/// `visible-splats`, `gpu-ms`, and with a budget `lod-threshold`, `leaves-in-view`), for
 /// the browser test and for anyone measuring the page.
 fn publish_frame_stats(
     status: Res<ViewerStatus>,
@@ -369,6 +369,11 @@ fn publish_frame_stats(
     };
     set("bands", view.bands.to_string());
     set("visibleSplats", view.visible_splats.to_string());
+    // With `budget=`: the cut's threshold and the splats in view without it.
+    if let Some(lod) = view.lod {
+        set("lodThreshold", format!("{:e}", lod.threshold));
+        set("leavesInView", lod.leaves_in_view.to_string());
+    }
     // Where the browser offers timestamp queries: the GPU time of each pass, logged
     // every few seconds.
     let (Some(stages), Some(total)) = (view.gpu_pass_ns, view.gpu_total_ns()) else {

@@ -69,7 +69,7 @@ impl Rgba8 {
     /// The pixels of a texture copy of `size`, whose rows are padded to 256 bytes
     /// (a copy of one row is not). Rows the data lacks come out shorter: the image
     /// then has fewer pixels than its size says.
-    pub(crate) fn from_padded_rows(data: &[u8], size: UVec2) -> Rgba8 {
+    pub fn from_padded_rows(data: &[u8], size: UVec2) -> Rgba8 {
         let row = size.x as usize * 4;
         let padded = row.div_ceil(256) * 256;
         let stride = if size.y > 1 { padded } else { row };

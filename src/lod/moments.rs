@@ -109,7 +109,7 @@ impl Moments {
     /// w-first quaternion).
     pub fn to_splat(&self) -> SplatGeometry {
         let rotation = Quat::from_mat3(&self.axes.as_mat3()).normalize();
-        let scale = self.scale;
+        let scale = self.drawn_scale();
         let opacity = self.opacity.clamp(1e-6, 1.0 - 1e-6);
         SplatGeometry {
             position: self.mean.as_vec3().to_array(),
@@ -123,7 +123,23 @@ impl Moments {
     /// The radius of the sphere holding the splat's 3σ ellipsoid, for a node's size on
     /// screen.
     pub fn radius(&self) -> f64 {
-        3.0 * self.scale.max_element()
+        3.0 * self.drawn_scale().max_element()
+    }
+
+    /// The scales the node is drawn with. A merge whose children cover more than a
+    /// Gaussian of opacity 1 can (`weight / area > 1`: many overlapping children, a
+    /// surface tiled by them) would be drawn with opacity `c > 1` and `α = min(1,
+    /// c·G)`, a widened profile; a splat's opacity stops at 1, so the node is widened
+    /// instead, by `√(1 + ln c)`: the Gaussian with that integral (∫min(1, c·e^(−r²/2))
+    /// = 2π(1 + ln c)). Without it a cut is visibly thinner and darker than the splats
+    /// it stands for.
+    pub fn drawn_scale(&self) -> DVec3 {
+        let coverage = self.weight / area(self.scale);
+        if coverage > 1.0 && coverage.is_finite() {
+            self.scale * (1.0 + coverage.ln()).sqrt()
+        } else {
+            self.scale
+        }
     }
 }
 

@@ -363,6 +363,21 @@ fn small_storage_bindings_draw_in_bands_and_match_the_native_render() {
 }
 
 #[test]
+fn a_budget_that_covers_the_scene_draws_it_exactly_through_the_lod_variant() {
+    // The page compiles and runs the preprocess's LOD variant (10 storage buffers,
+    // which the software adapter offers), builds the angel's tree in wasm and, with a
+    // budget above its splats, draws the exact image.
+    let Some(site) = prerequisites() else { return };
+    let report = page_matches_native(&site, ANGEL, "&budget=1000000", "lod");
+    assert_eq!(
+        report.frame_value("lodThreshold"),
+        Some(0.0),
+        "a camera with SplatLod reports its cut: {:?}",
+        report.frame
+    );
+}
+
+#[test]
 fn a_sog_scene_by_url_matches_the_native_render() {
     // A zip of WebP images fetched over HTTP and decoded in wasm (no threads there).
     let Some(site) = prerequisites() else { return };
