@@ -201,3 +201,34 @@ fn the_ramp_and_bins_take_any_size() {
     assert_eq!(size_bin(f32::INFINITY), None);
     assert_eq!(size_bin(0.0), Some(0));
 }
+
+#[test]
+fn a_pixel_floor_stops_splitting_however_large_the_budget() {
+    let splats = random_cloud(4000, 17);
+    let tree = SplatLodTree::build(&splats);
+    let spheres = LodSpheres::new(&tree, &splats);
+    let camera = Vec3::new(0.5, 1.0, 9.0);
+    let counts = feedback(&tree, &spheres, camera);
+    let floor = 0.01;
+    let mut controller = LodController::default();
+    for _ in 0..100 {
+        controller.update(&counts, u32::MAX, floor, 0.0);
+    }
+    let threshold = controller.threshold(tree.leaves() as u64, u32::MAX);
+    assert!(
+        threshold >= floor,
+        "threshold {threshold} under the floor {floor}"
+    );
+    // Within a bin of it.
+    assert!(threshold < floor * 2f32.powf(0.126));
+    let drawn = (0..tree.len())
+        .filter(|&node| {
+            let (own, parent) = sizes(&spheres, node, camera);
+            node_weight(own, parent, threshold, 0.0) > 0.0
+        })
+        .count();
+    assert!(
+        drawn < tree.leaves(),
+        "merged nodes stand for the small leaves"
+    );
+}

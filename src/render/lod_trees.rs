@@ -46,6 +46,24 @@ impl GpuLodTrees {
     pub fn get(&self, asset: AssetId<GaussianSplats>) -> Option<&GpuLodTree> {
         self.trees.get(&asset).map(|(_, tree)| tree)
     }
+
+    /// A splat of `asset` under node `node` of its tree (the node itself for a leaf or
+    /// an asset without a tree): what a pick on a merged node reports, so that a
+    /// pick's index always names one of the asset's splats.
+    pub fn leaf_under(&self, asset: AssetId<GaussianSplats>, node: u32) -> u32 {
+        let Some((lod, _)) = self.trees.get(&asset) else {
+            return node;
+        };
+        let tree = &lod.tree;
+        let mut node = node as usize;
+        while node >= tree.leaves() {
+            match tree.children(node).first() {
+                Some(&child) => node = child as usize,
+                None => break,
+            }
+        }
+        node as u32
+    }
 }
 
 /// Copies the main world's list of trees when it changed (the trees are shared, not

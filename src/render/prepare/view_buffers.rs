@@ -193,7 +193,13 @@ pub fn prepare_splat_view_buffers(
             }
             (None, None) => None,
         };
-        if let Some(answer) = picks.as_ref().and_then(|p| p.poll(device)) {
+        if let Some(mut answer) = picks.as_ref().and_then(|p| p.poll(device)) {
+            // A hit on a merged node of a level-of-detail cut names a splat under it.
+            for hit in answer.hits.iter_mut().flatten() {
+                if let Some((_, cloud, _)) = drawn.iter().find(|(main, ..)| *main == hit.cloud) {
+                    hit.splat_index = lod_trees.leaf_under(cloud.asset, hit.splat_index);
+                }
+            }
             answers.put(main_entity.id(), answer);
         }
         let pick = pick_request

@@ -36,7 +36,8 @@ pub struct SplatPickRequest {
 pub struct SplatPick {
     /// The cloud (main-world entity).
     pub cloud: Entity,
-    /// The hit splat's index in the cloud's asset.
+    /// The hit splat's index in the cloud's asset (for a camera with `SplatLod`
+    /// whose cut drew a merged node there, a splat under that node).
     pub splat_index: u32,
     /// The hit's camera-space depth (distance along the camera's forward axis).
     pub view_depth: f32,
