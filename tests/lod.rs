@@ -181,3 +181,45 @@ fn a_small_budget_draws_a_coarser_cut_within_it_and_more_budget_draws_closer() {
         }
     }
 }
+
+#[test]
+fn a_pick_on_a_coarse_cut_names_one_of_the_assets_splats() {
+    use bevy_splat::render::{SplatPickAnswers, SplatPickRequest};
+    let count = angel().len();
+    let (mut headless, camera, _) = scene(Some(SplatLod::with_budget((count / 16) as u32)), 1.0);
+    // Pixels across the statue: most land on merged nodes of the coarse cut.
+    let pixels: Vec<UVec2> = (0..16)
+        .map(|i| UVec2::new(SIZE.x / 2, SIZE.y / 8 + i * SIZE.y / 24))
+        .collect();
+    headless
+        .app
+        .world_mut()
+        .entity_mut(camera.entity)
+        .insert(SplatPickRequest {
+            id: 7,
+            pixels,
+            ignored: Vec::new(),
+        });
+    let (_, threshold, _) = settled_render(&mut headless, &camera);
+    assert!(threshold > 0.0, "a coarse cut");
+    let mut hits = Vec::new();
+    for _ in 0..20 {
+        headless.app.update();
+        if let Some(answer) = headless
+            .app
+            .world()
+            .resource::<SplatPickAnswers>()
+            .take(camera.entity)
+        {
+            hits.extend(answer.hits.into_iter().flatten());
+        }
+    }
+    assert!(!hits.is_empty(), "the picks hit the statue");
+    for hit in hits {
+        assert!(
+            (hit.splat_index as usize) < count,
+            "pick index {} is not one of the {count} splats",
+            hit.splat_index
+        );
+    }
+}
