@@ -112,3 +112,22 @@ for k in ${LOD_GRIDS:-}; do
     done
     cp /tmp/exact_K$k.png /tmp/lod_K${k}_*.png $OUT/ 2>/dev/null
 done
+# SHADOW_GRIDS: the angel grid at these K with a light the clouds cast shadows from,
+# a directional one (4 cascades of 2048²) and a point one (6 faces of 1024²): each
+# shadow view's GPU time beside the camera's own.
+# With SHADOW_BASE=1 and .bin/bench_shadow_base.xz, that bench (an earlier way of drawing
+# the shadow views, .bin/SHADOW_BASE_COMMIT) runs the same, beside it.
+if [ -n "${SHADOW_BASE:-}" ] && [ -f .bin/bench_shadow_base.xz ]; then
+    python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('.bin/bench_shadow_base.xz'), open('/tmp/bench_shadow_base','wb'))" \
+        && chmod +x /tmp/bench_shadow_base
+    echo "shadow base bench: $(cat .bin/SHADOW_BASE_COMMIT 2>/dev/null || echo unknown)" | tee -a $OUT/gpu.txt
+fi
+for k in ${SHADOW_GRIDS:-}; do
+    for light in directional point; do
+        /tmp/bench --angel-grid $k --shadow-light $light --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_shadow_$light.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+        [ -x /tmp/bench_shadow_base ] && /tmp/bench_shadow_base --angel-grid $k --shadow-light $light \
+            --frames ${FRAMES:-200} --warmup 30 --json $OUT/shadow_base_K${k}_$light.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/shadow base: /' | tee -a $OUT/run.log
+    done
+done

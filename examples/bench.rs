@@ -11,6 +11,7 @@
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
+//!     [--shadow-light directional|point]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
 //! `--camera-path N` (with `--angel-grid K`) then flies the camera in N frames from
@@ -42,6 +43,11 @@
 //! The splats are stored as the library's default (`SplatStorage::HalfSh`, f16 SH);
 //! `--full` keeps everything f32, `--compact` uses the compact layout.
 //!
+//! `--shadow-light directional|point` adds a light whose shadow maps the clouds cast
+//! into: a directional light from above (Bevy's default 4 cascades, 2048² maps), or a
+//! point light above the scene (6 faces of 1024²). Each shadow view's GPU time is
+//! reported (Bevy's render diagnostics, one span per view) beside the camera's.
+//!
 //! `--pick N` makes the camera pick N pointer pixels every frame, as
 //! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
 //! render, and the preprocess records each splat's source.
@@ -58,7 +64,7 @@ use bevy::winit::WinitPlugin;
 use bevy_splat::asset::DecodedSplats;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::headless::{Headless, HeadlessCamera, quiet_log, storage_binding_limit};
-use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES};
+use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES, SHADOW_DIAGNOSTIC_SPAN};
 use bevy_splat::{GaussianSplats, SplatMemory, SplatStats, SplatStorage};
 
 struct Args {
@@ -97,6 +103,14 @@ struct Args {
     /// Frames of the camera path through the angel grid (`--camera-path N`) over
     /// which each frame's change from the one before is measured.
     camera_path: Option<usize>,
+    /// A light the clouds cast shadows from (`--shadow-light directional|point`).
+    shadow_light: Option<ShadowLight>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ShadowLight {
+    Directional,
+    Point,
 }
 
 fn parse_vec3(text: &str) -> Result<Vec3, String> {
@@ -137,6 +151,7 @@ fn parse_args() -> Result<Args, String> {
         budget: None,
         psnr_against: None,
         camera_path: None,
+        shadow_light: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -179,6 +194,17 @@ fn parse_args() -> Result<Args, String> {
             "--budget" => args.budget = Some(number(value()?)?.max(1)),
             "--psnr-against" => args.psnr_against = Some(value()?.into()),
             "--camera-path" => args.camera_path = Some(number(value()?)?.max(2) as usize),
+            "--shadow-light" => {
+                args.shadow_light = Some(match value()?.as_str() {
+                    "directional" => ShadowLight::Directional,
+                    "point" => ShadowLight::Point,
+                    other => {
+                        return Err(format!(
+                            "--shadow-light: {other:?} is not directional or point"
+                        ));
+                    }
+                })
+            }
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -317,6 +343,70 @@ impl Normal {
 const TOTAL: &str = "total";
 /// The same span while every pass is timed.
 const TOTAL_TIMED: &str = "total_timed";
+
+/// The GPU time of every shadow view the clouds are drawn into, by Bevy's pass name
+/// of the view, over `frames` frames.
+fn sample_shadow_times(
+    headless: &mut Headless,
+    frames: usize,
+) -> Result<BTreeMap<String, Vec<f64>>, String> {
+    let span = format!("{SHADOW_DIAGNOSTIC_SPAN}/");
+    let mut samples: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut last_seen: BTreeMap<String, std::time::Instant> = BTreeMap::new();
+    let mut updates = 0;
+    while samples.values().map(Vec::len).min().unwrap_or(0) < frames {
+        headless.app.update();
+        updates += 1;
+        if updates > frames * 4 + 100 {
+            return Err("no shadow view timings arrived: does the light cast?".into());
+        }
+        let store = headless.app.world().resource::<DiagnosticsStore>();
+        for diagnostic in store.iter() {
+            let path = diagnostic.path().as_str();
+            let Some(view) = path
+                .split_once(&span)
+                .and_then(|(_, rest)| rest.strip_suffix("/elapsed_gpu"))
+            else {
+                continue;
+            };
+            let Some(m) = diagnostic.measurement() else {
+                continue;
+            };
+            if last_seen.get(view) != Some(&m.time) {
+                last_seen.insert(view.to_owned(), m.time);
+                samples.entry(view.to_owned()).or_default().push(m.value);
+            }
+        }
+    }
+    Ok(samples)
+}
+
+/// The light of `--shadow-light`, over a scene centred on `centre` about `extent`
+/// across.
+fn spawn_shadow_light(headless: &mut Headless, light: ShadowLight, centre: Vec3, extent: f32) {
+    let world = headless.app.world_mut();
+    match light {
+        ShadowLight::Directional => {
+            world.spawn((
+                DirectionalLight {
+                    shadow_maps_enabled: true,
+                    ..default()
+                },
+                Transform::default().looking_to(Vec3::new(0.4, -1.0, 0.3), Vec3::Y),
+            ));
+        }
+        ShadowLight::Point => {
+            world.spawn((
+                PointLight {
+                    shadow_maps_enabled: true,
+                    range: 4.0 * extent,
+                    ..default()
+                },
+                Transform::from_translation(centre + Vec3::Y * 0.5 * extent),
+            ));
+        }
+    }
+}
 
 /// `frames` GPU times of the whole splat span (as `TOTAL`) and, with `passes`, of each
 /// stage, from Bevy's render diagnostics.
@@ -518,6 +608,18 @@ fn run() -> Result<(), String> {
     } else {
         headless.spawn_camera(camera_transform, projection, size, None)
     };
+    if let Some(light) = args.shadow_light {
+        let extent = args
+            .angel_grid
+            .or(args.sh3_grid)
+            .map_or(10.0, |k| 1.8 * k as f32);
+        spawn_shadow_light(&mut headless, light, Vec3::ZERO, extent);
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            .insert(bevy::camera::ShadowLodOrigin);
+    }
     if args.pick > 0 {
         // What `SplatPickingPlugin` asks for a pointer over each pixel: a diagonal
         // through the image, every frame.
@@ -582,6 +684,10 @@ fn run() -> Result<(), String> {
         headless.app.update();
     }
     samples.extend(sample_gpu_times(&mut headless, args.frames, false)?);
+    let shadow_views = match args.shadow_light {
+        Some(_) => sample_shadow_times(&mut headless, args.frames)?,
+        None => BTreeMap::new(),
+    };
 
     let stats = headless
         .app
@@ -637,6 +743,24 @@ fn run() -> Result<(), String> {
         );
     }
 
+    let mut shadow_total = 0.0;
+    let mut json_shadows = serde_json::Map::new();
+    for (view, values) in &shadow_views {
+        let (median, p10, p90) = summary(values);
+        shadow_total += median;
+        println!("shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3})");
+        json_shadows.insert(
+            view.clone(),
+            serde_json::json!({ "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len() }),
+        );
+    }
+    if !shadow_views.is_empty() {
+        println!(
+            "shadow views: {} of them, {shadow_total:.3} ms in all (sum of medians)",
+            shadow_views.len()
+        );
+    }
+
     let whole_frame = if args.whole_frame {
         Some(time_whole_frames(&mut headless, &camera, args.frames)?)
     } else {
@@ -666,6 +790,9 @@ fn run() -> Result<(), String> {
             "gpu_bytes": memory,
             "bytes_per_splat": memory as f64 / total_splats as f64,
             "passes": json_passes,
+            "shadow_light": args.shadow_light.map(|l| format!("{l:?}")),
+            "shadow_views": json_shadows,
+            "shadow_views_total_ms": shadow_total,
             "whole_frame": whole_frame.as_ref().map(|w| serde_json::json!({
                 "wall_ms": { "median": w.wall.0, "p10": w.wall.1, "p90": w.wall.2 },
                 "cpu_prepare_ms": { "median": w.prepare.0, "p10": w.prepare.1, "p90": w.prepare.2 },

@@ -1,8 +1,11 @@
 //! What the render world needs of each cloud and each splat camera.
 
 use bevy::asset::AssetId;
+use bevy::camera::primitives::Aabb;
+use bevy::camera::visibility::{InheritedVisibility, RenderLayers};
 use bevy::ecs::prelude::*;
 use bevy::ecs::query::QueryItem;
+use bevy::light::NotShadowCaster;
 use bevy::math::Affine3A;
 use bevy::render::Extract;
 use bevy::render::extract_component::ExtractComponent;
@@ -21,11 +24,18 @@ use crate::render::view::timestamps::SplatPassTimes;
 use crate::shader::SplatShader;
 use crate::tint::SplatTint;
 
-/// A cloud as the render world sees it this frame.
+/// A cloud as the render world sees it this frame: every cloud shown in the
+/// hierarchy, seen by a camera or not (a light may see what no camera does; cameras
+/// draw those in their `RenderVisibleEntities`).
 #[derive(Component, Clone, Debug)]
 pub struct ExtractedCloud {
     pub asset: AssetId<GaussianSplats>,
     pub world_from_cloud: Affine3A,
+    /// The box its splats fill, in cloud space (`None`: never culled).
+    pub bounds: Option<Aabb>,
+    /// It is drawn into the shadow maps of the lights whose layers it shares.
+    pub casts_shadows: bool,
+    pub layers: RenderLayers,
     /// `None`: as the asset says.
     pub raster_mode: Option<SplatRasterMode>,
     pub tint: SplatTint,
@@ -49,6 +59,12 @@ impl ExtractComponent for GaussianCloud {
     type QueryData = (
         &'static GaussianCloud,
         &'static GlobalTransform,
+        &'static InheritedVisibility,
+        (
+            Option<&'static Aabb>,
+            Option<&'static RenderLayers>,
+            Has<NotShadowCaster>,
+        ),
         Option<&'static SplatRasterMode>,
         Option<&'static SplatTint>,
         Option<&'static SplatCrop>,
@@ -58,11 +74,21 @@ impl ExtractComponent for GaussianCloud {
     type Out = ExtractedCloud;
 
     fn extract_component(
-        (cloud, transform, raster_mode, tint, crop, shader): QueryItem<'_, '_, Self::QueryData>,
+        (cloud, transform, shown, (bounds, layers, not_caster), raster_mode, tint, crop, shader): QueryItem<
+            '_,
+            '_,
+            Self::QueryData,
+        >,
     ) -> Option<Self::Out> {
+        if !shown.get() {
+            return None;
+        }
         Some(ExtractedCloud {
             asset: cloud.0.id(),
             world_from_cloud: transform.affine(),
+            bounds: bounds.copied(),
+            casts_shadows: !not_caster,
+            layers: layers.cloned().unwrap_or_default(),
             raster_mode: raster_mode.copied(),
             tint: tint.copied().unwrap_or_default(),
             crop: crop.filter(|c| !c.volumes.is_empty()).cloned(),

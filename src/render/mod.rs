@@ -31,6 +31,8 @@ pub(crate) mod passes;
 pub(crate) mod pipelines;
 mod prepare;
 mod record;
+#[cfg(feature = "shadows")]
+mod shadows;
 mod stage;
 mod view;
 
@@ -53,6 +55,8 @@ pub use passes::depth_write::SplatDepth;
 pub use passes::pick::MAX_PICKS;
 pub use pipelines::SplatPipelinesStatus;
 pub use record::DIAGNOSTIC_SPAN;
+#[cfg(feature = "shadows")]
+pub use shadows::record::SHADOW_DIAGNOSTIC_SPAN;
 pub use stage::{PASS_NAMES, SplatStage};
 pub use view::picks::{SplatPick, SplatPickAnswer, SplatPickAnswers, SplatPickRequest};
 pub use view::stats::{SplatLodStats, SplatStats, SplatViewStats};
@@ -96,7 +100,8 @@ impl Plugin for SplatRenderPlugin {
             return;
         }
         app.add_plugins((
-            ExtractComponentPlugin::<GaussianCloud>::extract_visible(),
+            // Every shown cloud, not only those a camera sees: lights see others.
+            ExtractComponentPlugin::<GaussianCloud>::default(),
             ExtractComponentPlugin::<SplatComposite>::default(),
             ExtractComponentPlugin::<SplatDepth>::default(),
             ExtractComponentPlugin::<SplatPickRequest>::default(),
@@ -153,6 +158,8 @@ impl Plugin for SplatRenderPlugin {
                     .before(main_transparent_pass_3d)
                     .in_set(Core3dSystems::MainPass),
             );
+        #[cfg(feature = "shadows")]
+        shadows::add_systems(render_app);
     }
 
     fn finish(&self, app: &mut App) {

@@ -19,9 +19,9 @@ use super::passes::tile_order::WORK_COUNTS_BYTES;
 use super::passes::{FullscreenPasses, SplatPipelines};
 use super::stage::SplatStage;
 use super::view::ViewBuffers;
-use super::view::frame::SplatFrame;
+use super::view::frame::{BandFrame, SplatFrame};
 use super::view::lod::ViewLod;
-use super::view::picks::ViewPicks;
+use super::view::picks::{PickTicket, ViewPicks};
 use super::view::splat_layer::SceneCopy;
 use super::view::stats::SplatStats;
 use super::view::timestamps::{PassTimestamps, SplatPassTimes};
@@ -74,6 +74,168 @@ fn viewport_pass<D: RecordDiagnostics>(
     span.end(&mut pass);
 }
 
+/// What one view's compute stages draw with: its bands' bind groups and buffers,
+/// and what it picks and cuts this frame.
+pub(crate) struct Raster<'a> {
+    pub bands: &'a [BandFrame],
+    pub buffers: &'a ViewBuffers,
+    pub multisampled_depth: bool,
+    /// Only the median depth is drawn (a shadow view).
+    pub surface_only: bool,
+    pub picks: Option<(&'a PickTicket, &'a ViewPicks)>,
+    pub lod: Option<&'a ViewLod>,
+}
+
+/// Records a view's compute stages, preprocess to tile render (and its picks), into
+/// its splat layer, then the copy of its bands' counters for the read-back. Camera
+/// views and shadow views both draw through it.
+pub(crate) fn record_raster<D: RecordDiagnostics>(
+    encoder: &mut CommandEncoder,
+    diagnostics: &D,
+    timestamps: Option<&PassTimestamps>,
+    pipelines: &SplatPipelines,
+    raster: &Raster<'_>,
+) {
+    let bands = || raster.bands.iter().zip(&raster.buffers.bands);
+    let picks = raster.picks;
+    // Bands have buffers of their own, so each stage records every band in one pass.
+    for (_, band) in bands() {
+        encoder.clear_buffer(&band.counters, 0, None);
+        encoder.clear_buffer(&band.bin_ranges, 0, None);
+        encoder.clear_buffer(&band.tile_work, 0, Some(WORK_COUNTS_BYTES));
+    }
+    if let Some((_, picks)) = picks {
+        encoder.clear_buffer(&picks.hits, 0, None);
+    }
+    if let Some(lod) = raster.lod {
+        lod.clear(encoder);
+    }
+    stage(
+        encoder,
+        diagnostics,
+        timestamps,
+        SplatStage::Preprocess,
+        |pass| {
+            for (band, _) in bands() {
+                for dispatch in &band.preprocess {
+                    pipelines.preprocess.encode(
+                        pass,
+                        &dispatch.bind_group,
+                        dispatch.params_offset,
+                        dispatch.threads,
+                        (dispatch.compact, dispatch.variant),
+                    );
+                }
+                pipelines.indirect.encode_visible(pass, &band.indirect);
+            }
+        },
+    );
+    if let Some(lod) = raster.lod {
+        lod.copy_back(encoder);
+    }
+    stage(
+        encoder,
+        diagnostics,
+        timestamps,
+        SplatStage::DepthSort,
+        |pass| {
+            for (_, buffers) in bands() {
+                pipelines
+                    .sort
+                    .encode(pass, &buffers.depth_sort, DEPTH_KEY_BITS);
+            }
+        },
+    );
+    stage(encoder, diagnostics, timestamps, SplatStage::Scan, |pass| {
+        for (band, buffers) in bands() {
+            pipelines
+                .gather
+                .encode(pass, &band.gather, &buffers.counters);
+            pipelines.scan.encode(pass, &buffers.scan);
+            pipelines.indirect.encode_pairs(pass, &band.indirect);
+        }
+    });
+    stage(
+        encoder,
+        diagnostics,
+        timestamps,
+        SplatStage::Duplicate,
+        |pass| {
+            for (band, buffers) in bands() {
+                pipelines
+                    .duplicate
+                    .encode(pass, &band.duplicate, &buffers.counters);
+            }
+        },
+    );
+    // The bind groups read each sort's result where `RadixSort::output_index` says.
+    stage(
+        encoder,
+        diagnostics,
+        timestamps,
+        SplatStage::TileSort,
+        |pass| {
+            for (band, buffers) in bands() {
+                pipelines.sort.encode(pass, &buffers.sort, band.key_bits);
+            }
+        },
+    );
+    stage(
+        encoder,
+        diagnostics,
+        timestamps,
+        SplatStage::TileRange,
+        |pass| {
+            for (band, buffers) in bands() {
+                pipelines
+                    .tile_range
+                    .encode(pass, &band.tile_range, &buffers.counters);
+                pipelines
+                    .tile_split
+                    .encode(pass, &band.tile_split, band.bins);
+                pipelines
+                    .tile_order
+                    .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
+            }
+        },
+    );
+    // The picks are timed with the tile render: a workgroup per pointer, next to a
+    // workgroup per tile.
+    stage(
+        encoder,
+        diagnostics,
+        timestamps,
+        SplatStage::TileRender,
+        |pass| {
+            for (band, _) in bands() {
+                pipelines.tile_render.encode(
+                    pass,
+                    &band.tile_render,
+                    (raster.multisampled_depth, raster.surface_only),
+                    (band.tiles.x, band.tiles.y),
+                );
+            }
+            if let Some((ticket, _)) = picks {
+                for (band, _) in bands() {
+                    if let Some(group) = &band.pick {
+                        let multisampled = raster.multisampled_depth;
+                        pipelines
+                            .pick
+                            .encode(pass, group, multisampled, ticket.pixels());
+                    }
+                }
+            }
+        },
+    );
+    if let Some((ticket, picks)) = picks {
+        picks.copy(encoder, ticket);
+    }
+    raster.buffers.readback.copy(
+        encoder,
+        raster.buffers.bands.iter().map(|band| &band.counters),
+    );
+}
+
 /// The components of a view that draws splats this frame (`prepare`).
 type SplatViewItem<'a> = (
     &'a ViewTarget,
@@ -102,7 +264,6 @@ pub fn splat_pass(
     else {
         return;
     };
-    let bands = || frame.bands.iter().zip(&buffers.bands);
     let diagnostics = ctx.diagnostic_recorder();
     let diagnostics = diagnostics.as_deref();
     let encoder = ctx.command_encoder();
@@ -110,148 +271,16 @@ pub fn splat_pass(
     // Bevy's spans per stage only for a camera that asks for them.
     let diagnostics = diagnostics.filter(|_| timed);
 
-    // Bands have buffers of their own, so each stage records every band in one pass.
-    for (_, band) in bands() {
-        encoder.clear_buffer(&band.counters, 0, None);
-        encoder.clear_buffer(&band.bin_ranges, 0, None);
-        encoder.clear_buffer(&band.tile_work, 0, Some(WORK_COUNTS_BYTES));
-    }
     let picks = frame.pick.as_ref().zip(view_picks);
-    if let Some((_, picks)) = picks {
-        encoder.clear_buffer(&picks.hits, 0, None);
-    }
-    if let Some(lod) = lod {
-        lod.clear(encoder);
-    }
-    stage(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::Preprocess,
-        |pass| {
-            for (band, _) in bands() {
-                for dispatch in &band.preprocess {
-                    pipelines.preprocess.encode(
-                        pass,
-                        &dispatch.bind_group,
-                        dispatch.params_offset,
-                        dispatch.threads,
-                        (dispatch.compact, dispatch.variant),
-                    );
-                }
-                pipelines.indirect.encode_visible(pass, &band.indirect);
-            }
-        },
-    );
-    if let Some(lod) = lod {
-        lod.copy_back(encoder);
-    }
-    stage(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::DepthSort,
-        |pass| {
-            for (_, buffers) in bands() {
-                pipelines
-                    .sort
-                    .encode(pass, &buffers.depth_sort, DEPTH_KEY_BITS);
-            }
-        },
-    );
-    stage(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::Scan,
-        |pass| {
-            for (band, buffers) in bands() {
-                pipelines
-                    .gather
-                    .encode(pass, &band.gather, &buffers.counters);
-                pipelines.scan.encode(pass, &buffers.scan);
-                pipelines.indirect.encode_pairs(pass, &band.indirect);
-            }
-        },
-    );
-    stage(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::Duplicate,
-        |pass| {
-            for (band, buffers) in bands() {
-                pipelines
-                    .duplicate
-                    .encode(pass, &band.duplicate, &buffers.counters);
-            }
-        },
-    );
-    // The bind groups read each sort's result where `RadixSort::output_index` says.
-    stage(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::TileSort,
-        |pass| {
-            for (band, buffers) in bands() {
-                pipelines.sort.encode(pass, &buffers.sort, band.key_bits);
-            }
-        },
-    );
-    stage(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::TileRange,
-        |pass| {
-            for (band, buffers) in bands() {
-                pipelines
-                    .tile_range
-                    .encode(pass, &band.tile_range, &buffers.counters);
-                pipelines
-                    .tile_split
-                    .encode(pass, &band.tile_split, band.bins);
-                pipelines
-                    .tile_order
-                    .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
-            }
-        },
-    );
-    // The picks are timed with the tile render: a workgroup per pointer, next to a
-    // workgroup per tile.
-    stage(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::TileRender,
-        |pass| {
-            for (band, _) in bands() {
-                pipelines.tile_render.encode(
-                    pass,
-                    &band.tile_render,
-                    frame.multisampled_depth,
-                    (band.tiles.x, band.tiles.y),
-                );
-            }
-            if let Some((ticket, _)) = picks {
-                for (band, _) in bands() {
-                    if let Some(group) = &band.pick {
-                        let multisampled = frame.multisampled_depth;
-                        pipelines
-                            .pick
-                            .encode(pass, group, multisampled, ticket.pixels());
-                    }
-                }
-            }
-        },
-    );
-    if let Some((ticket, picks)) = picks {
-        picks.copy(encoder, ticket);
-    }
-    buffers
-        .readback
-        .copy(encoder, buffers.bands.iter().map(|band| &band.counters));
+    let raster = Raster {
+        bands: &frame.bands,
+        buffers,
+        multisampled_depth: frame.multisampled_depth,
+        surface_only: false,
+        picks,
+        lod,
+    };
+    record_raster(encoder, &diagnostics, timestamps, &pipelines, &raster);
 
     let viewport = (
         frame.viewport_origin.as_vec2(),

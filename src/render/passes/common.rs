@@ -156,30 +156,41 @@ pub fn buffer_entry(binding: u32, buffer: wgpu::BufferBinding<'_>) -> wgpu::Bind
 }
 
 /// A compute pass that reads the view's opaque depth (`scene_depth` in its WGSL),
-/// compiled twice: for a single-sampled and for a multisampled depth buffer.
+/// compiled twice: for a single-sampled and for a multisampled depth buffer; and
+/// optionally more single-sampled variants, each under one more flag def, which bind
+/// the same bind groups as the single-sampled one.
 pub struct SceneDepthVariants {
     single: (BindGroupLayout, ComputePipeline),
     multisampled: (BindGroupLayout, ComputePipeline),
+    flagged: Vec<(&'static str, ComputePipeline)>,
 }
 
 impl SceneDepthVariants {
     /// `entries` are the layout's other bindings; the depth texture is `depth_binding`,
     /// declared in `shader` under the shader def `MULTISAMPLED_DEPTH`; `defs` are the
-    /// module's others.
+    /// module's others; `flags`, the single-sampled variants' extra defs.
     pub fn new(
         builder: &mut dyn PipelineBuilder,
         label: &str,
         (entries, depth_binding): (&[BindGroupLayoutEntry], u32),
         (shader, entry_point): (EntryShader, &'static str),
         defs: &[ShaderDef],
+        flags: &[&'static str],
     ) -> Option<Self> {
-        let mut variant = |multisampled: bool| {
+        let mut variant = |multisampled: bool, flag: Option<&'static str>| {
             let mut defs = defs.to_vec();
             let label = if multisampled {
                 defs.push(ShaderDef::Flag("MULTISAMPLED_DEPTH"));
                 format!("{label} (msaa depth)")
             } else {
                 label.to_owned()
+            };
+            let kernel_label = match flag {
+                Some(flag) => {
+                    defs.push(ShaderDef::Flag(flag));
+                    format!("{label} ({flag})")
+                }
+                None => label.clone(),
             };
             let mut entries = entries.to_vec();
             entries.push(BindGroupLayoutEntry {
@@ -192,9 +203,11 @@ impl SceneDepthVariants {
                 },
                 count: None,
             });
-            let layout = BindGroupLayoutDescriptor::new(label.clone(), &entries);
+            // One descriptor per sample count: the builder makes one layout of it, which
+            // the flagged variants share with the single-sampled one.
+            let layout = BindGroupLayoutDescriptor::new(label, &entries);
             let pipeline = builder.kernel(&Kernel {
-                label: &label,
+                label: &kernel_label,
                 layout: &layout,
                 shader,
                 entry_point,
@@ -202,12 +215,25 @@ impl SceneDepthVariants {
             });
             Some((builder.layout(&layout), pipeline?))
         };
-        let single = variant(false);
-        let multisampled = variant(true);
+        let single = variant(false, None);
+        let multisampled = variant(true, None);
+        let flagged: Vec<_> = flags
+            .iter()
+            .map(|&flag| Some((flag, variant(false, Some(flag))?.1)))
+            .collect();
         Some(Self {
             single: single?,
             multisampled: multisampled?,
+            flagged: flagged.into_iter().collect::<Option<_>>()?,
         })
+    }
+
+    /// The single-sampled variant compiled with `flag`, if it was asked for.
+    pub fn flagged(&self, flag: &str) -> Option<&ComputePipeline> {
+        self.flagged
+            .iter()
+            .find(|(f, _)| *f == flag)
+            .map(|(_, pipeline)| pipeline)
     }
 
     fn variant(&self, multisampled: bool) -> &(BindGroupLayout, ComputePipeline) {

@@ -2,6 +2,7 @@
 // depth buffer where it is nearer than what the opaque pass left, so transparent
 // meshes drawn later are hidden behind dense splats and depth-reading passes see
 // them. Pixels whose transmittance never reached 0.5 keep the depth they had.
+// The same pass writes a shadow view's splat surface into its light's shadow map.
 
 @group(0) @binding(0) var median_depth: texture_2d<f32>;
 @group(0) @binding(1) var<uniform> params: vec4<u32>; // viewport origin x, y
@@ -13,5 +14,8 @@ fn depth_write(@builtin(position) position: vec4<f32>) -> @builtin(frag_depth) f
     if !(depth > 0.0) {
         discard;
     }
-    return depth;
+    // A directional light's cascade keeps casters between it and the cascade's near
+    // plane (depth above 1) at the near plane, as Bevy's unclipped shadow depth does;
+    // a camera's near plane culls every splat in front of it.
+    return min(depth, 1.0);
 }

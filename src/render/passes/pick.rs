@@ -44,6 +44,7 @@ impl PickPass {
                 (&entries, 6),
                 (SHADER, "pick"),
                 &[ShaderDef::UInt("LIST", list as u32)],
+                &[],
             )
         });
         let [a, b, c, d] = variants;

@@ -38,6 +38,9 @@ pub(crate) const SHADER: EntryShader = EntryShader {
     checks: ShaderChecks::None,
 };
 
+/// The def of the variant that writes the median depth alone.
+const SURFACE_ONLY: &str = "SURFACE_ONLY";
+
 pub struct TileRenderPass {
     variants: SceneDepthVariants,
 }
@@ -73,6 +76,7 @@ impl TileRenderPass {
                 (&entries, 4),
                 (SHADER, "tile_render"),
                 &[],
+                &[SURFACE_ONLY],
             )?,
         })
     }
@@ -111,14 +115,20 @@ impl TileRenderPass {
     }
 
     /// One workgroup per tile of the `tiles` grid.
+    /// `surface_only`: draw the median depth alone (shadow views; their scene depth
+    /// is single-sampled), each pixel stopping at its median.
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
-        multisampled_depth: bool,
+        (multisampled_depth, surface_only): (bool, bool),
         tiles: (u32, u32),
     ) {
-        pass.set_pipeline(self.variants.pipeline(multisampled_depth));
+        let pipeline = match surface_only {
+            true => self.variants.flagged(SURFACE_ONLY),
+            false => None,
+        };
+        pass.set_pipeline(pipeline.unwrap_or(self.variants.pipeline(multisampled_depth)));
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups(tiles.0, tiles.1, 1);
     }

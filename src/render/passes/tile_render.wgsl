@@ -9,6 +9,9 @@
 // before reading the footprint: the exact test would reject every pixel there anyway,
 // and where every thread of a hardware subgroup (32 threads: four rows of 8) misses,
 // the whole subgroup skips at the cost of one compare.
+//
+// SURFACE_ONLY (shadow views): only the median depth is wanted, so a pixel stops at
+// its median and blends no colour.
 
 #import bevy_splat::common::{
     T_MIN, SplatView, ProjectedSplat, splat_colour, half_height, SIGMA_MAX,
@@ -138,7 +141,9 @@ fn tile_render(
             let depth = buffer_depth(view.depth_from_distance, s.depth);
             batch_position[thread] = vec4<u32>(strip_mask(s, tile_top), bitcast<vec3<u32>>(vec3<f32>(s.x, s.y, depth)));
             batch_factors[thread] = footprint_factors(s);
+#ifndef SURFACE_ONLY
             batch_colour[thread] = splat_colour(s);
+#endif
         }
         workgroupBarrier();
         let ahead = start + BATCH + thread;
@@ -165,17 +170,24 @@ fn tile_render(
                 if !(sigma <= SIGMA_MAX) {
                     continue;
                 }
-                let staged_colour = batch_colour[j];
                 let alpha = footprint_alpha(sigma);
                 let next = transmittance * (1.0 - alpha);
+#ifdef SURFACE_ONLY
+                if next <= 0.5 {
+                    median = p.z;
+                    done = true;
+                    break;
+                }
+#else
                 if next <= T_MIN {
                     done = true;
                     break;
                 }
-                colour += staged_colour * (alpha * transmittance);
+                colour += batch_colour[j] * (alpha * transmittance);
                 if next <= 0.5 && transmittance > 0.5 {
                     median = p.z;
                 }
+#endif
                 transmittance = next;
             }
             if done {
@@ -186,7 +198,9 @@ fn tile_render(
     }
 
     if inside {
+#ifndef SURFACE_ONLY
         textureStore(splat_layer, vec2<i32>(pixel), vec4<f32>(colour, 1.0 - transmittance));
+#endif
         if all(pixel < textureDimensions(median_depth)) {
             textureStore(median_depth, vec2<i32>(pixel), vec4<f32>(median, 0.0, 0.0, 0.0));
         }

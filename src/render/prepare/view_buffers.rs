@@ -28,7 +28,7 @@ use crate::render::view::frame::SplatFrame;
 use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
 use crate::render::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
-use crate::render::view::splat_layer::SceneCopy;
+use crate::render::view::splat_layer::{LayerOutputs, SceneCopy};
 use crate::render::view::stats::{STAGE_COUNT, SplatLodStats, SplatStats};
 use crate::render::view::timestamps::{PassTimestamps, SplatPassTimes};
 use crate::render::view::uniform::SplatCamera;
@@ -221,7 +221,7 @@ pub fn prepare_splat_view_buffers(
             device,
             &pipelines,
             &memory,
-            writes_depth,
+            LayerOutputs::camera(writes_depth),
         );
         let mut entity_commands = commands.entity(entity);
         if let Some(built) = built {

@@ -10,7 +10,7 @@ use super::ViewBuffers;
 use super::band_buffers::{BandBuffers, BandCapacity};
 use super::bands::{Band, BandLimits, BandNeed, first_bands, next_bands};
 use super::readback::{CounterReadback, GpuCounts};
-use super::splat_layer::SplatLayer;
+use super::splat_layer::{LayerOutputs, SplatLayer};
 use crate::render::memory::SplatMemory;
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::tile_split::bins_for;
@@ -144,13 +144,11 @@ pub fn reuse_or_build(
     device: &wgpu::Device,
     pipelines: &SplatPipelines,
     memory: &SplatMemory,
-    median_depth: bool,
+    outputs: LayerOutputs,
 ) -> Option<ViewBuffers> {
     let bands = capacities.len();
     match previous {
-        Some(view)
-            if view.layer.viewport == viewport && view.layer.has_median_depth == median_depth =>
-        {
+        Some(view) if view.layer.viewport == viewport && view.layer.outputs == outputs => {
             if view.readback.bands() != bands {
                 view.readback = CounterReadback::new(device, memory, bands);
             }
@@ -159,7 +157,7 @@ pub fn reuse_or_build(
             None
         }
         _ => Some(ViewBuffers {
-            layer: SplatLayer::new(device, memory, viewport, median_depth),
+            layer: SplatLayer::new(device, memory, viewport, outputs),
             bands: reuse_bands(Vec::new(), capacities, device, pipelines, memory),
             readback: CounterReadback::new(device, memory, bands),
         }),

@@ -1,5 +1,6 @@
 //! The splat layer of a view: the premultiplied colour and coverage its bands draw
-//! and the composite blends over the camera's image.
+//! and the composite blends over the camera's image, and the median depth that
+//! `SplatDepth` and the shadow maps take.
 
 use bevy::math::UVec2;
 use wgpu::{Buffer, BufferUsages, Device, TextureView};
@@ -12,6 +13,32 @@ use crate::render::passes::tile_render::{MEDIAN_DEPTH_FORMAT, SPLAT_LAYER_FORMAT
 /// Bytes per pixel of the splat layer.
 const LAYER_PIXEL_BYTES: u64 = 16;
 
+/// Which of the layer's images a view reads; the others are 1×1 stand-ins that the
+/// tile render's writes land on unread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerOutputs {
+    /// The colour and coverage the composite blends (camera views).
+    pub colour: bool,
+    /// The median depth (`SplatDepth`, shadow views).
+    pub median_depth: bool,
+}
+
+impl LayerOutputs {
+    /// A camera's: colour, and median depth if it has `SplatDepth`.
+    pub const fn camera(median_depth: bool) -> Self {
+        Self {
+            colour: true,
+            median_depth,
+        }
+    }
+
+    /// A shadow map's: the surface's depth alone.
+    pub const SHADOW: Self = Self {
+        colour: false,
+        median_depth: true,
+    };
+}
+
 /// The premultiplied colour and coverage the tile render writes and the composite
 /// blends over the main texture, one texel per viewport pixel.
 pub struct SplatLayer {
@@ -20,19 +47,21 @@ pub struct SplatLayer {
     /// Each pixel's median depth in the depth buffer's terms (0: the ray never reached
     /// the median), for `SplatDepth`; a 1×1 stand-in otherwise.
     pub median_depth: TextureView,
-    pub has_median_depth: bool,
+    pub outputs: LayerOutputs,
     pub composite_params: Buffer,
     _bytes: GpuBytes,
 }
 
 impl SplatLayer {
-    pub fn new(device: &Device, memory: &SplatMemory, viewport: UVec2, median_depth: bool) -> Self {
-        let (width, height) = (viewport.x.max(1), viewport.y.max(1));
-        let (depth_width, depth_height) = if median_depth {
-            (width, height)
-        } else {
-            (1, 1)
-        };
+    pub fn new(
+        device: &Device,
+        memory: &SplatMemory,
+        viewport: UVec2,
+        outputs: LayerOutputs,
+    ) -> Self {
+        let full = (viewport.x.max(1), viewport.y.max(1));
+        let (width, height) = if outputs.colour { full } else { (1, 1) };
+        let (depth_width, depth_height) = if outputs.median_depth { full } else { (1, 1) };
         let depth_texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("splat median depth"),
             size: wgpu::Extent3d {
@@ -74,7 +103,7 @@ impl SplatLayer {
             viewport,
             view: texture.create_view(&Default::default()),
             median_depth: depth_texture.create_view(&Default::default()),
-            has_median_depth: median_depth,
+            outputs,
             composite_params,
             _bytes: memory.track(bytes),
         }

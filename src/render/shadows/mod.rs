@@ -1,0 +1,53 @@
+//! Splats in Bevy's shadow maps. Every shadow view of a light (each cascade of a
+//! directional light, per camera; the six faces of a point light; a spot light's
+//! view) draws the clouds that cast into it through the same passes a camera draws
+//! with, and writes their surface, the median depth where transmittance falls to 0.5
+//! (`docs/SURFACE.md`), into the light's shadow map with the depth write, nearer-only,
+//! after Bevy's shadow pass has drawn the meshes there. Meshes then receive the
+//! splats' shadows through Bevy's ordinary PBR path.
+//!
+//! - [`casters`]: which clouds a shadow view draws (`NotShadowCaster`, the light's
+//!   `RenderLayers`, the view's frustum) and how far before a cascade they reach;
+//! - [`prepare`]: each shadow view's draw and buffers (`RenderSystems::PrepareResources`)
+//!   and its frame's bind groups (`RenderSystems::PrepareBindGroups`), as components
+//!   on Bevy's shadow view entities;
+//! - [`record`]: the `Core3d` systems that record them, ordered after Bevy's shadow
+//!   passes and before the main pass that samples the maps.
+//!
+//! Directional cascades are drawn in each camera's own run (every camera reuses the
+//! same layers for its cascades); point and spot views in their own runs, once a
+//! frame.
+
+pub(crate) mod casters;
+pub(crate) mod prepare;
+pub(crate) mod record;
+
+use bevy::app::SubApp;
+use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
+use bevy::ecs::prelude::*;
+use bevy::pbr::{LATE_SHADOW_PASS, per_view_shadow_pass, shared_shadow_pass};
+use bevy::render::{Render, RenderStartup, RenderSystems};
+
+/// Adds the shadow views' systems to the render app.
+pub(crate) fn add_systems(render_app: &mut SubApp) {
+    render_app
+        .add_systems(RenderStartup, prepare::NoSceneDepth::init)
+        .add_systems(
+            Render,
+            (
+                prepare::prepare_shadow_views.in_set(RenderSystems::PrepareResources),
+                prepare::prepare_shadow_bind_groups.in_set(RenderSystems::PrepareBindGroups),
+            ),
+        )
+        .add_systems(
+            Core3d,
+            (
+                record::directional_splat_shadows
+                    .after(per_view_shadow_pass::<LATE_SHADOW_PASS>)
+                    .before(Core3dSystems::MainPass),
+                record::point_and_spot_splat_shadows
+                    .after(shared_shadow_pass::<LATE_SHADOW_PASS>)
+                    .before(Core3dSystems::MainPass),
+            ),
+        );
+}

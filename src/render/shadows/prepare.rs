@@ -1,0 +1,241 @@
+//! Each shadow view's draw, buffers and bind groups, kept as components on Bevy's
+//! shadow view entities (which Bevy retains while their light and camera live).
+
+use bevy::camera::primitives::Frustum;
+use bevy::camera::visibility::RenderLayers;
+use bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT;
+use bevy::ecs::prelude::*;
+use bevy::math::UVec2;
+use bevy::pbr::ShadowView;
+use bevy::platform::time::Instant;
+use bevy::render::render_asset::RenderAssets;
+use bevy::render::render_resource::PipelineCache;
+use bevy::render::renderer::{RenderDevice, RenderQueue};
+use bevy::render::sync_world::MainEntity;
+use bevy::render::view::ExtractedView;
+use wgpu::{BindGroup, RenderPipeline, TextureView};
+
+use super::casters::{casters, nearest_depth};
+use crate::render::extract::{ExtractedCloud, SplatShaderTime};
+use crate::render::gpu_cloud::GpuSplats;
+use crate::render::limits::SplatGpuLimits;
+use crate::render::lod_trees::GpuLodTrees;
+use crate::render::memory::SplatMemory;
+use crate::render::passes::preprocess::PROJECTED_SPLAT_BYTES;
+use crate::render::passes::radix_sort::SortKey;
+use crate::render::passes::tile_render::tiles_for;
+use crate::render::passes::{FullscreenPasses, SplatPipelines};
+use crate::render::prepare::draw_plan::{ViewDraw, plan_dispatches};
+use crate::render::view::ViewBuffers;
+use crate::render::view::bands::BandLimits;
+use crate::render::view::frame::{BandFrame, band_frame};
+use crate::render::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
+use crate::render::view::splat_layer::LayerOutputs;
+use crate::render::view::uniform::SplatCamera;
+
+/// One frame of a shadow view: its bands' bind groups, and the depth write that puts
+/// their surface into the light's shadow map.
+#[derive(Component)]
+pub struct ShadowFrame {
+    pub bands: Vec<BandFrame>,
+    pub size: UVec2,
+    pub resolve: (RenderPipeline, BindGroup),
+}
+
+/// What a shadow view keeps while it draws splats, dropped together when it draws
+/// none (giving its buffers back).
+type ShadowViewState = (ViewDraw, ViewBuffers, ShadowFrame);
+
+/// The scene depth a shadow view's tile render tests against: a 1×1 texture that
+/// wgpu initialises to 0, the far plane, so that nothing stops a pixel early (the
+/// meshes already in the shadow map win where they are nearer, in the depth write).
+#[derive(Resource)]
+pub struct NoSceneDepth(TextureView);
+
+impl NoSceneDepth {
+    /// Made at `RenderStartup`, once the device exists.
+    pub fn init(mut commands: Commands, device: Res<RenderDevice>) {
+        let texture = device
+            .wgpu_device()
+            .create_texture(&wgpu::TextureDescriptor {
+                label: Some("splat shadow: no scene depth"),
+                size: wgpu::Extent3d {
+                    width: 1,
+                    height: 1,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: CORE_3D_DEPTH_FORMAT,
+                usage: wgpu::TextureUsages::TEXTURE_BINDING
+                    | wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            });
+        commands.insert_resource(Self(texture.create_view(&Default::default())));
+    }
+}
+
+type ShadowViewItem<'a> = (
+    Entity,
+    &'a ExtractedView,
+    &'a Frustum,
+    Option<&'a RenderLayers>,
+    Option<&'a mut ViewBuffers>,
+);
+
+/// Plans every shadow view's draw ([`ViewDraw`]) from the clouds that cast into it,
+/// and sizes its buffers from the GPU's latest counts, as for a camera.
+pub fn prepare_shadow_views(
+    mut commands: Commands,
+    device: Res<RenderDevice>,
+    pipelines: Option<Res<SplatPipelines>>,
+    memory: Res<SplatMemory>,
+    gpu_limits: Res<SplatGpuLimits>,
+    mut views: Query<ShadowViewItem, With<ShadowView>>,
+    clouds: Query<(&MainEntity, &ExtractedCloud)>,
+    gpu_splats: Res<RenderAssets<GpuSplats>>,
+    shader_time: Res<SplatShaderTime>,
+) {
+    let Some(pipelines) = pipelines else {
+        return;
+    };
+    let max_binding = gpu_limits.max_storage_binding(&device);
+    let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SortKey::U32.bytes());
+    let device = device.wgpu_device();
+    let default_layers = RenderLayers::default();
+    for (entity, view, frustum, layers, buffers) in &mut views {
+        let started = Instant::now();
+        let size = UVec2::new(view.viewport.z, view.viewport.w);
+        let drawn = casters(
+            frustum,
+            layers.unwrap_or(&default_layers),
+            clouds.iter(),
+            &gpu_splats,
+        );
+        let camera = (size.x > 0 && size.y > 0 && !drawn.is_empty())
+            .then(|| {
+                SplatCamera::from_view(view.world_from_view.to_matrix(), view.clip_from_view, size)
+            })
+            .flatten();
+        let Some(mut camera) = camera else {
+            commands.entity(entity).remove::<ShadowViewState>();
+            continue;
+        };
+        if camera.orthographic
+            && let Some(nearest) = nearest_depth(&camera, &drawn)
+        {
+            camera.near = camera.near.min(nearest - 1e-3 * nearest.abs().max(1.0));
+        }
+        let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
+        let (instances, _, dispatches) = plan_dispatches(&drawn, &camera, shader_time.0, None);
+        let need = ViewNeed {
+            splats: u32::try_from(splats).unwrap_or(u32::MAX),
+            chunks: dispatches.len() as u32,
+            instances: instances.len() as u32,
+            tiles: tiles_for(size),
+            sources: false,
+        };
+        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
+        let capacities = plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits);
+        let built = reuse_or_build(
+            buffers.map(Mut::into_inner),
+            capacities,
+            size,
+            device,
+            &pipelines,
+            &memory,
+            LayerOutputs::SHADOW,
+        );
+        let mut entity_commands = commands.entity(entity);
+        if let Some(built) = built {
+            entity_commands.insert(built);
+        }
+        entity_commands.insert(ViewDraw {
+            camera,
+            origin: UVec2::ZERO,
+            size,
+            instances,
+            dispatches,
+            pick: None,
+            lod: None,
+            planned_ns: started.elapsed().as_nanos() as u64,
+        });
+    }
+}
+
+/// Writes every drawing shadow view's uniforms and makes its frame's bind groups
+/// ([`ShadowFrame`]).
+pub fn prepare_shadow_bind_groups(
+    mut commands: Commands,
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+    pipelines: Option<Res<SplatPipelines>>,
+    fullscreen: Option<Res<FullscreenPasses>>,
+    cache: Res<PipelineCache>,
+    gpu_splats: Res<RenderAssets<GpuSplats>>,
+    lod_trees: Res<GpuLodTrees>,
+    no_scene_depth: Option<Res<NoSceneDepth>>,
+    views: Query<(Entity, &ViewDraw, &ViewBuffers), With<ShadowView>>,
+) {
+    let (Some(pipelines), Some(fullscreen), Some(no_scene_depth)) =
+        (pipelines, fullscreen, no_scene_depth)
+    else {
+        return;
+    };
+    let device = device.wgpu_device();
+    // Shadow maps are single-sampled whatever the cameras' MSAA.
+    let resolve_pipeline = fullscreen
+        .depth_write
+        .pipeline(&cache, CORE_3D_DEPTH_FORMAT, 1);
+    for (entity, draw, buffers) in &views {
+        let dispatches: Option<Vec<_>> = draw
+            .dispatches
+            .iter()
+            .map(|plan| plan.resolve(&gpu_splats, &lod_trees))
+            .collect();
+        let (Some(dispatches), Some(pipeline)) = (dispatches, &resolve_pipeline) else {
+            commands.entity(entity).remove::<ShadowFrame>();
+            continue;
+        };
+        let mut bands = Vec::with_capacity(buffers.bands.len());
+        for band in &buffers.bands {
+            band.write_uniforms(
+                &queue,
+                &draw.camera,
+                (draw.origin, draw.size),
+                &draw.instances,
+                &dispatches,
+                None,
+            );
+            bands.push(band_frame(
+                device,
+                &pipelines,
+                band,
+                &dispatches,
+                &no_scene_depth.0,
+                false,
+                &buffers.layer,
+                None,
+                None,
+            ));
+        }
+        let Some(bands) = bands.into_iter().collect::<Option<Vec<_>>>() else {
+            commands.entity(entity).remove::<ShadowFrame>();
+            continue;
+        };
+        buffers
+            .layer
+            .write_params(&queue, draw.origin, false, CORE_3D_DEPTH_FORMAT);
+        let group = fullscreen.depth_write.bind_group(
+            device,
+            &buffers.layer.median_depth,
+            &buffers.layer.composite_params,
+        );
+        commands.entity(entity).insert(ShadowFrame {
+            bands,
+            size: draw.size,
+            resolve: (pipeline.clone(), group),
+        });
+    }
+}

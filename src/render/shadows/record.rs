@@ -1,0 +1,109 @@
+//! The `Core3d` systems that draw splats into the shadow maps: after Bevy's shadow
+//! passes (so the maps are cleared and hold the meshes) and before the main pass
+//! that samples them.
+
+use bevy::ecs::prelude::*;
+use bevy::pbr::{ShadowView, ViewLightEntities};
+use bevy::render::diagnostic::RecordDiagnostics;
+use bevy::render::renderer::{RenderContext, ViewQuery};
+use wgpu::{CommandEncoder, StoreOp};
+
+use super::prepare::ShadowFrame;
+use crate::render::passes::{FullscreenPasses, SplatPipelines};
+use crate::render::record::{Raster, record_raster};
+use crate::render::view::ViewBuffers;
+
+/// The splat shadows' spans in Bevy's render diagnostics: one per shadow view, named
+/// `gaussian_splat_shadows/<Bevy's pass name of the view>` (for instance
+/// `render/gaussian_splat_shadows/shadow_directional_light_0_cascade_1/elapsed_gpu`).
+pub const SHADOW_DIAGNOSTIC_SPAN: &str = "gaussian_splat_shadows";
+
+type ShadowItem<'a> = (&'a ShadowView, &'a ShadowFrame, &'a ViewBuffers);
+
+/// A camera's run: the cascades of its directional lights, which Bevy has just drawn
+/// the meshes into (the next camera reuses the same layers for its own).
+pub fn directional_splat_shadows(
+    view: ViewQuery<&ViewLightEntities>,
+    shadow_views: Query<ShadowItem>,
+    pipelines: Option<Res<SplatPipelines>>,
+    fullscreen: Option<Res<FullscreenPasses>>,
+    mut ctx: RenderContext,
+) {
+    let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
+        return;
+    };
+    let cascades: Vec<_> = view
+        .into_inner()
+        .lights
+        .iter()
+        .filter_map(|entity| shadow_views.get(*entity).ok())
+        .collect();
+    if cascades.is_empty() {
+        return;
+    }
+    record(&mut ctx, &pipelines, &fullscreen, &cascades);
+}
+
+/// A point light's face or a spot light's view, in its own run (once a frame, shared
+/// by every camera).
+pub fn point_and_spot_splat_shadows(
+    view: ViewQuery<ShadowItem>,
+    pipelines: Option<Res<SplatPipelines>>,
+    fullscreen: Option<Res<FullscreenPasses>>,
+    mut ctx: RenderContext,
+) {
+    let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
+        return;
+    };
+    record(&mut ctx, &pipelines, &fullscreen, &[view.into_inner()]);
+}
+
+fn record(
+    ctx: &mut RenderContext,
+    pipelines: &SplatPipelines,
+    fullscreen: &FullscreenPasses,
+    views: &[ShadowItem<'_>],
+) {
+    let diagnostics = ctx.diagnostic_recorder();
+    let diagnostics = diagnostics.as_deref();
+    let encoder = ctx.command_encoder();
+    // Shadow views are timed one span each, not per stage.
+    let per_stage = diagnostics.filter(|_| false);
+    for (shadow_view, frame, buffers) in views {
+        let name = format!("{SHADOW_DIAGNOSTIC_SPAN}/{}", shadow_view.pass_name);
+        let span = diagnostics.time_span(encoder, name);
+        let raster = Raster {
+            bands: &frame.bands,
+            buffers,
+            multisampled_depth: false,
+            surface_only: true,
+            picks: None,
+            lod: None,
+        };
+        record_raster(encoder, &per_stage, None, pipelines, &raster);
+        resolve(encoder, fullscreen, shadow_view, frame);
+        span.end(encoder);
+    }
+}
+
+/// The depth write into the light's layer: the first pass there this frame clears it
+/// (`get_attachment`), so it is right whether or not Bevy drew meshes into it.
+fn resolve(
+    encoder: &mut CommandEncoder,
+    fullscreen: &FullscreenPasses,
+    shadow_view: &ShadowView,
+    frame: &ShadowFrame,
+) {
+    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("splat shadow depth write"),
+        color_attachments: &[],
+        depth_stencil_attachment: Some(shadow_view.depth_attachment.get_attachment(StoreOp::Store)),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    let size = frame.size.as_vec2();
+    pass.set_viewport(0.0, 0.0, size.x, size.y, 0.0, 1.0);
+    let (pipeline, group) = &frame.resolve;
+    fullscreen.depth_write.encode(&mut pass, pipeline, group);
+}

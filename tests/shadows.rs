@@ -1,0 +1,528 @@
+//! Splats in Bevy's shadow maps, on lavapipe: a cloud casts its surface (the median
+//! depth, where transmittance falls to 0.5) onto a lit mesh floor, for a directional
+//! light (one cascade and several) and a point light, and the shadow on the floor
+//! matches the silhouette the CPU reference finds from the light. `NotShadowCaster`,
+//! a layer the light does not share, and a light without shadow maps cast nothing.
+//!
+//! The clouds sit on a render layer the cameras do not see, so the image is the floor
+//! alone: lit where the light reaches it, dark where a splat surface is in the way.
+
+mod common;
+mod reference_raster;
+
+use bevy::camera::visibility::RenderLayers;
+use bevy::camera::{ScalingMode, ShadowLodOrigin};
+use bevy::light::{
+    CascadeShadowConfigBuilder, DirectionalLightShadowMap, NotShadowCaster, PointLightShadowMap,
+    ShadowFilteringMethod,
+};
+use bevy::math::UVec2;
+use bevy::prelude::*;
+use bevy_splat::GaussianSplats;
+use bevy_splat::asset::formats::ply;
+use bevy_splat::headless::{Headless, Rgba8};
+
+use reference_raster::{CpuCloud, PinholeCamera, median_depth};
+
+/// The camera's image: the floor seen from above.
+const SIZE: UVec2 = UVec2::new(160, 160);
+/// The floor's half-width: larger than anything the cameras see.
+const FLOOR_HALF: f32 = 6.0;
+
+fn angel() -> GaussianSplats {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/angel_sh0.ply"
+    ))
+    .expect("the angel's file");
+    GaussianSplats::from(ply::decode(&bytes).expect("the angel decodes"))
+}
+
+/// The lowest splat centre of `splats`: the floor goes just below it.
+fn lowest(splats: &GaussianSplats) -> f32 {
+    splats
+        .geometry()
+        .iter()
+        .map(|g| g.position[1])
+        .fold(f32::INFINITY, f32::min)
+}
+
+/// How a test camera sees the floor.
+#[derive(Clone, Copy)]
+enum View {
+    /// Straight down from `height`, `width` world units across.
+    TopDown { centre: Vec3, width: f32 },
+    /// A perspective camera at `eye` looking at `target`.
+    Perspective { eye: Vec3, target: Vec3, fov_y: f32 },
+}
+
+impl View {
+    fn transform(self) -> Transform {
+        match self {
+            View::TopDown { centre, .. } => {
+                Transform::from_translation(centre + Vec3::Y * 5.0).looking_at(centre, Vec3::NEG_Z)
+            }
+            View::Perspective { eye, target, .. } => {
+                Transform::from_translation(eye).looking_at(target, Vec3::Y)
+            }
+        }
+    }
+
+    fn projection(self) -> Projection {
+        match self {
+            View::TopDown { width, .. } => Projection::Orthographic(OrthographicProjection {
+                scaling_mode: ScalingMode::Fixed {
+                    width,
+                    height: width * SIZE.y as f32 / SIZE.x as f32,
+                },
+                near: -1.0,
+                far: 50.0,
+                ..OrthographicProjection::default_3d()
+            }),
+            View::Perspective { fov_y, .. } => Projection::Perspective(PerspectiveProjection {
+                fov: fov_y,
+                aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
+                near: 0.05,
+                ..default()
+            }),
+        }
+    }
+
+    /// Where the ray through the centre of pixel (x, y) meets the floor at `floor_y`.
+    fn floor_point(self, x: u32, y: u32, floor_y: f32) -> Option<Vec3> {
+        let transform = self.transform();
+        // The pixel in view-space units at unit distance (perspective) or in world
+        // units (orthographic), y up.
+        let (sx, sy) = (
+            (x as f32 + 0.5) / SIZE.x as f32 - 0.5,
+            0.5 - (y as f32 + 0.5) / SIZE.y as f32,
+        );
+        let aspect = SIZE.x as f32 / SIZE.y as f32;
+        let (origin, direction) = match self {
+            View::TopDown { width, .. } => {
+                let height = width / aspect;
+                let origin = transform.transform_point(Vec3::new(sx * width, sy * height, 0.0));
+                (origin, *transform.forward())
+            }
+            View::Perspective { fov_y, .. } => {
+                let tan = (fov_y / 2.0).tan();
+                let local = Vec3::new(2.0 * sx * tan * aspect, 2.0 * sy * tan, -1.0);
+                (transform.translation, transform.rotation * local)
+            }
+        };
+        let t = (floor_y - origin.y) / direction.y;
+        (t > 0.0).then(|| origin + direction * t)
+    }
+}
+
+/// The light of a test.
+#[derive(Clone, Copy)]
+enum Light {
+    /// Travelling along `direction`, with `cascades` cascades.
+    Directional { direction: Vec3, cascades: usize },
+    /// At a point.
+    Point { position: Vec3 },
+}
+
+struct Scene {
+    splats: GaussianSplats,
+    /// The side of the directional light's maps (point lights' faces are half).
+    shadow_map: usize,
+    /// Where the cloud stands.
+    cloud: Transform,
+    floor_y: f32,
+    light: Light,
+    view: View,
+}
+
+/// What a render changes from the plain scene.
+#[derive(Clone, Copy, Default)]
+struct Variant {
+    /// The cloud has `NotShadowCaster`.
+    not_caster: bool,
+    /// The cloud is on a layer the light does not see.
+    other_layer: bool,
+    /// The light has no shadow maps.
+    no_shadow_maps: bool,
+    /// No cloud at all.
+    no_cloud: bool,
+    msaa: bool,
+}
+
+/// The layer the clouds are on: the light sees it, the cameras do not.
+const CLOUD_LAYER: usize = 1;
+
+impl Scene {
+    fn render(&self, variant: Variant) -> Rgba8 {
+        let mut headless = Headless::new(common::headless_plugins());
+        let world = headless.app.world_mut();
+        // Small shadow maps keep lavapipe quick; the cascades still resolve a texel
+        // under a centimetre here.
+        world.insert_resource(DirectionalLightShadowMap {
+            size: self.shadow_map,
+        });
+        world.insert_resource(PointLightShadowMap {
+            size: self.shadow_map / 2,
+        });
+        let floor = world.resource_mut::<Assets<Mesh>>().add(
+            Plane3d::default()
+                .mesh()
+                .size(2.0 * FLOOR_HALF, 2.0 * FLOOR_HALF),
+        );
+        let white = world
+            .resource_mut::<Assets<StandardMaterial>>()
+            .add(StandardMaterial {
+                base_color: Color::WHITE,
+                perceptual_roughness: 1.0,
+                ..default()
+            });
+        world.spawn((
+            Mesh3d(floor),
+            MeshMaterial3d(white),
+            Transform::from_xyz(0.0, self.floor_y, 0.0),
+        ));
+        let light_layers = RenderLayers::from_layers(&[0, CLOUD_LAYER]);
+        match self.light {
+            Light::Directional {
+                direction,
+                cascades,
+            } => {
+                world.spawn((
+                    DirectionalLight {
+                        illuminance: 4_000.0,
+                        shadow_maps_enabled: !variant.no_shadow_maps,
+                        ..default()
+                    },
+                    Transform::default().looking_to(direction, Vec3::Y),
+                    CascadeShadowConfigBuilder {
+                        num_cascades: cascades,
+                        minimum_distance: 0.05,
+                        first_cascade_far_bound: 3.0,
+                        maximum_distance: 12.0,
+                        overlap_proportion: 0.2,
+                    }
+                    .build(),
+                    light_layers,
+                ));
+            }
+            Light::Point { position } => {
+                world.spawn((
+                    PointLight {
+                        intensity: 400_000.0,
+                        range: 30.0,
+                        shadow_maps_enabled: !variant.no_shadow_maps,
+                        ..default()
+                    },
+                    Transform::from_translation(position),
+                    light_layers,
+                ));
+            }
+        }
+        if !variant.no_cloud {
+            let splats = headless.add_splats(self.splats.clone());
+            let cloud = headless.spawn_cloud(splats, self.cloud);
+            let layer = if variant.other_layer { 2 } else { CLOUD_LAYER };
+            let mut entity = headless.app.world_mut().entity_mut(cloud);
+            entity.insert(RenderLayers::layer(layer));
+            if variant.not_caster {
+                entity.insert(NotShadowCaster);
+            }
+        }
+        let camera =
+            headless.spawn_camera(self.view.transform(), self.view.projection(), SIZE, None);
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            // Hard-edged filtering, so the edge is where the map says; the camera is
+            // where point lights measure their shadows' detail from.
+            .insert((
+                ShadowFilteringMethod::Hardware2x2,
+                ShadowLodOrigin,
+                if variant.msaa {
+                    Msaa::Sample4
+                } else {
+                    Msaa::Off
+                },
+            ));
+        // The camera draws no splats itself: let the shadow views size their buffers
+        // and their pipelines compile.
+        headless
+            .render(std::slice::from_ref(&camera))
+            .expect("a frame");
+        for _ in 0..8 {
+            headless.app.update();
+        }
+        headless.read_back(&camera).expect("the image")
+    }
+
+    /// Where the CPU reference finds the floor in the splats' shadow, per pixel of
+    /// the camera (`None` off the floor): a floor point is in shadow when, seen from
+    /// the light, the splats' transmittance falls to 0.5 before the point.
+    fn reference_shadow(&self) -> Vec<Option<bool>> {
+        let floor: Vec<Option<Vec3>> = (0..SIZE.y)
+            .flat_map(|y| (0..SIZE.x).map(move |x| (x, y)))
+            .map(|(x, y)| self.view.floor_point(x, y, self.floor_y))
+            .map(|p| p.filter(|p| p.x.abs() < FLOOR_HALF && p.z.abs() < FLOOR_HALF))
+            .collect();
+        // The light's view, fine enough that its pixels are smaller than the camera's.
+        let (light_camera, resolution) = match self.light {
+            Light::Directional { direction, .. } => {
+                let eye = self.cloud.translation - direction.normalize() * 10.0;
+                let transform = Transform::from_translation(eye).looking_to(direction, Vec3::Y);
+                let camera =
+                    PinholeCamera::orthographic_from_bevy(&transform, 6.0, 1200, 1200, 0.0);
+                (camera, 1200)
+            }
+            Light::Point { position } => {
+                // Straight down and wide: every floor point the camera sees.
+                let transform =
+                    Transform::from_translation(position).looking_to(Vec3::NEG_Y, Vec3::Z);
+                (
+                    PinholeCamera::from_bevy(&transform, 2.4, 1600, 1600, 0.01),
+                    1600,
+                )
+            }
+        };
+        let texel = |p: Vec3| -> Option<((u32, u32), f64)> {
+            let c = light_camera.cam_from_world * p.as_dvec3().extend(1.0);
+            let (x, y) = if light_camera.orthographic {
+                (c.x, c.y)
+            } else {
+                (c.x / c.z, c.y / c.z)
+            };
+            let (px, py) = (
+                light_camera.fx * x + light_camera.cx,
+                light_camera.fy * y + light_camera.cy,
+            );
+            let inside = c.z > 0.0
+                && px >= 0.0
+                && py >= 0.0
+                && px < resolution as f64
+                && py < resolution as f64;
+            inside.then_some(((px as u32, py as u32), c.z))
+        };
+        let texels: Vec<_> = floor.iter().map(|p| p.and_then(texel)).collect();
+        let pixels: Vec<(u32, u32)> = texels.iter().flatten().map(|(t, _)| *t).collect();
+        let cloud = CpuCloud {
+            geometry: self.splats.geometry(),
+            sh: self.splats.sh(),
+            sh_degree: self.splats.sh_degree(),
+            world_from_cloud: self.cloud.to_matrix().as_dmat4(),
+        };
+        let mut hits = median_depth(&[cloud], &light_camera, &pixels).into_iter();
+        floor
+            .iter()
+            .zip(&texels)
+            .map(|(p, t)| {
+                p.map(|_| match t {
+                    Some((_, depth)) => hits.next().flatten().is_some_and(|hit| hit.depth < *depth),
+                    None => false,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The floor's pixels in shadow in `image` (`None` where the floor is not lit in
+/// `bare`, the same view without the cloud): under half as bright as there.
+fn shadow_mask(image: &Rgba8, bare: &Rgba8) -> Vec<Option<bool>> {
+    let luma = |image: &Rgba8, i: u32| {
+        let [r, g, b, _] = image.pixel(i % SIZE.x, i / SIZE.x);
+        u32::from(r) + u32::from(g) + u32::from(b)
+    };
+    (0..SIZE.x * SIZE.y)
+        .map(|i| {
+            let lit = luma(bare, i);
+            (lit >= 60).then(|| 2 * luma(image, i) < lit)
+        })
+        .collect()
+}
+
+/// Intersection over union of two masks' shadowed pixels.
+fn iou(a: &[Option<bool>], b: &[Option<bool>]) -> f64 {
+    let both = |i: usize| a[i] == Some(true) && b[i] == Some(true);
+    let either = |i: usize| a[i] == Some(true) || b[i] == Some(true);
+    let inter = (0..a.len()).filter(|&i| both(i)).count();
+    let union = (0..a.len()).filter(|&i| either(i)).count();
+    inter as f64 / union.max(1) as f64
+}
+
+/// Saves `image` under the target directory for a look, naming the file `name`.
+fn keep(image: &Rgba8, name: &str) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("shadows");
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let _ = image.save_png(dir.join(format!("{name}.png")));
+    }
+}
+
+fn angel_scene(light: Light, view: View) -> Scene {
+    let splats = angel();
+    let floor_y = lowest(&splats) - 0.02;
+    Scene {
+        splats,
+        shadow_map: 1024,
+        cloud: Transform::IDENTITY,
+        floor_y,
+        light,
+        view,
+    }
+}
+
+/// The shadow matches the reference with an IoU of at least `goal`, and covers a
+/// real part of the view.
+fn check_shadow(scene: &Scene, variant: Variant, name: &str, goal: f64) {
+    let started = std::time::Instant::now();
+    let image = scene.render(variant);
+    let rendered = started.elapsed();
+    let bare = scene.render(Variant {
+        no_cloud: true,
+        ..variant
+    });
+    keep(&image, name);
+    let reference = scene.reference_shadow();
+    eprintln!(
+        "{name}: rendered in {rendered:.1?}, reference in {:.1?}",
+        started.elapsed() - rendered
+    );
+    // Where the floor is lit without the cloud, in shadow or not.
+    let mask = shadow_mask(&image, &bare);
+    let reference: Vec<Option<bool>> = reference
+        .iter()
+        .zip(&mask)
+        .map(|(r, m)| r.filter(|_| m.is_some()))
+        .collect();
+    let shadowed = reference.iter().filter(|p| **p == Some(true)).count();
+    assert!(
+        shadowed > 200,
+        "{name}: the reference shadow covers {shadowed} px"
+    );
+    let score = iou(&mask, &reference);
+    eprintln!("{name}: IoU {score:.3} over {shadowed} reference px");
+    assert!(score >= goal, "{name}: IoU {score:.3} < {goal}");
+}
+
+const SLANTED_SUN: Vec3 = Vec3::new(0.45, -1.0, 0.3);
+
+fn top_down() -> View {
+    View::TopDown {
+        centre: Vec3::new(0.35, 0.0, 0.2),
+        width: 3.2,
+    }
+}
+
+#[test]
+fn the_angel_casts_its_median_depth_silhouette_on_a_mesh_floor() {
+    let scene = angel_scene(
+        Light::Directional {
+            direction: SLANTED_SUN,
+            cascades: 1,
+        },
+        top_down(),
+    );
+    check_shadow(&scene, Variant::default(), "directional", 0.9);
+}
+
+#[test]
+fn the_same_with_msaa_on_the_camera() {
+    let scene = angel_scene(
+        Light::Directional {
+            direction: SLANTED_SUN,
+            cascades: 1,
+        },
+        top_down(),
+    );
+    let variant = Variant {
+        msaa: true,
+        ..default()
+    };
+    check_shadow(&scene, variant, "directional_msaa", 0.9);
+}
+
+#[test]
+fn several_cascades_cast_where_the_camera_looks_across_them() {
+    let mut scene = angel_scene(
+        Light::Directional {
+            direction: SLANTED_SUN,
+            cascades: 4,
+        },
+        View::Perspective {
+            eye: Vec3::new(-0.8, 1.6, 2.6),
+            target: Vec3::new(0.4, -0.6, 0.0),
+            fov_y: 1.0,
+        },
+    );
+    // Four maps: smaller ones keep lavapipe quick.
+    scene.shadow_map = 512;
+    check_shadow(&scene, Variant::default(), "cascades", 0.9);
+}
+
+#[test]
+fn a_point_light_casts_through_its_cube_faces() {
+    let scene = angel_scene(
+        Light::Point {
+            position: Vec3::new(-1.0, 3.4, -0.8),
+        },
+        View::TopDown {
+            centre: Vec3::new(0.8, 0.0, 0.6),
+            width: 5.0,
+        },
+    );
+    check_shadow(&scene, Variant::default(), "point", 0.9);
+}
+
+#[test]
+fn clouds_that_must_not_cast_leave_the_floor_lit() {
+    let scene = angel_scene(
+        Light::Directional {
+            direction: SLANTED_SUN,
+            cascades: 1,
+        },
+        top_down(),
+    );
+    let bare = scene.render(Variant {
+        no_cloud: true,
+        ..default()
+    });
+    for (name, variant) in [
+        (
+            "NotShadowCaster",
+            Variant {
+                not_caster: true,
+                ..default()
+            },
+        ),
+        (
+            "a layer the light does not see",
+            Variant {
+                other_layer: true,
+                ..default()
+            },
+        ),
+    ] {
+        let image = scene.render(variant);
+        let worst = reference_raster::max_difference(&image.rgb(), &bare.rgb());
+        assert!(worst <= 1, "{name}: the floor differs by {worst}");
+    }
+    // The plain scene does cast: the comparison above can fail.
+    let cast = scene.render(Variant::default());
+    assert!(reference_raster::max_difference(&cast.rgb(), &bare.rgb()) > 40);
+    // Without shadow maps nothing is drawn into them, and nothing breaks.
+    let unshadowed = Variant {
+        no_shadow_maps: true,
+        ..default()
+    };
+    let plain = Variant {
+        no_cloud: true,
+        no_shadow_maps: true,
+        ..default()
+    };
+    let worst = reference_raster::max_difference(
+        &scene.render(unshadowed).rgb(),
+        &scene.render(plain).rgb(),
+    );
+    assert!(
+        worst <= 1,
+        "a light without shadow maps: the floor differs by {worst}"
+    );
+}
