@@ -11,7 +11,7 @@
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
-//!     [--shadow-light directional|point]
+//!     [--shadow-light directional|point [--shadow-stages]]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
 //! `--camera-path N` (with `--angel-grid K`) then flies the camera in N frames from
@@ -46,7 +46,8 @@
 //! `--shadow-light directional|point` adds a light whose shadow maps the clouds cast
 //! into: a directional light from above (Bevy's default 4 cascades, 2048² maps), or a
 //! point light above the scene (6 faces of 1024²). Each shadow view's GPU time is
-//! reported (Bevy's render diagnostics, one span per view) beside the camera's.
+//! reported (Bevy's render diagnostics, one span per view) beside the camera's;
+//! `--shadow-stages` times each view's stages too (`SplatShadowPassTimes`).
 //!
 //! `--pick N` makes the camera pick N pointer pixels every frame, as
 //! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
@@ -105,6 +106,8 @@ struct Args {
     camera_path: Option<usize>,
     /// A light the clouds cast shadows from (`--shadow-light directional|point`).
     shadow_light: Option<ShadowLight>,
+    /// Time each stage of each shadow view too (`--shadow-stages`).
+    shadow_stages: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -152,6 +155,7 @@ fn parse_args() -> Result<Args, String> {
         psnr_against: None,
         camera_path: None,
         shadow_light: None,
+        shadow_stages: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -205,6 +209,7 @@ fn parse_args() -> Result<Args, String> {
                     }
                 })
             }
+            "--shadow-stages" => args.shadow_stages = true,
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -614,6 +619,11 @@ fn run() -> Result<(), String> {
             .or(args.sh3_grid)
             .map_or(10.0, |k| 1.8 * k as f32);
         spawn_shadow_light(&mut headless, light, Vec3::ZERO, extent);
+        if args.shadow_stages {
+            headless
+                .app
+                .insert_resource(bevy_splat::SplatShadowPassTimes);
+        }
         headless
             .app
             .world_mut()

@@ -75,6 +75,8 @@ pub use lod::SplatLod;
 #[cfg(feature = "picking")]
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
+#[cfg(feature = "shadows")]
+pub use render::SplatShadowPassTimes;
 pub use render::{
     SplatComposite, SplatDepth, SplatGpuLimits, SplatLodStats, SplatMemory, SplatPassTimes,
     SplatPipelinesStatus, SplatStats, SplatViewStats,

@@ -56,6 +56,8 @@ pub use passes::pick::MAX_PICKS;
 pub use pipelines::SplatPipelinesStatus;
 pub use record::DIAGNOSTIC_SPAN;
 #[cfg(feature = "shadows")]
+pub use shadows::SplatShadowPassTimes;
+#[cfg(feature = "shadows")]
 pub use shadows::record::SHADOW_DIAGNOSTIC_SPAN;
 pub use stage::{PASS_NAMES, SplatStage};
 pub use view::picks::{SplatPick, SplatPickAnswer, SplatPickAnswers, SplatPickRequest};
@@ -95,6 +97,8 @@ impl Plugin for SplatRenderPlugin {
             .register_type::<SplatStats>()
             .register_type::<SplatPipelinesStatus>()
             .register_type::<SplatPickAnswers>();
+        #[cfg(feature = "shadows")]
+        shadows::add_to_main(app);
         // Without a renderer (a server, an asset tool) clouds are plain data.
         if app.get_sub_app(RenderApp).is_none() {
             return;

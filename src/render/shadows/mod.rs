@@ -18,6 +18,10 @@
 //! same layers for its cascades); point and spot views in their own runs, once a
 //! frame.
 
+use bevy::ecs::reflect::ReflectResource;
+use bevy::reflect::prelude::*;
+use bevy::render::extract_resource::{ExtractResource, ExtractResourcePlugin};
+
 pub(crate) mod casters;
 pub(crate) mod prepare;
 pub(crate) mod record;
@@ -27,6 +31,21 @@ use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
 use bevy::ecs::prelude::*;
 use bevy::pbr::{LATE_SHADOW_PASS, per_view_shadow_pass, shared_shadow_pass};
 use bevy::render::{Render, RenderStartup, RenderSystems};
+
+/// Insert to time every stage of every shadow view the clouds are drawn into, as
+/// `SplatPassTimes` does for a camera: with Bevy's `RenderDiagnosticsPlugin` each view
+/// reports `render/gaussian_splat_shadows/<view>/<stage>/elapsed_gpu` beside its whole
+/// span `render/gaussian_splat_shadows/<view>/elapsed_gpu` (which is always there).
+/// Off by default: the timestamps cost GPU time.
+#[derive(Resource, Clone, Copy, Debug, Default, Reflect, ExtractResource)]
+#[reflect(Resource, Default, Debug, Clone)]
+pub struct SplatShadowPassTimes;
+
+/// Adds what the main world sets for the shadow views.
+pub(crate) fn add_to_main(app: &mut bevy::app::App) {
+    app.register_type::<SplatShadowPassTimes>()
+        .add_plugins(ExtractResourcePlugin::<SplatShadowPassTimes>::default());
+}
 
 /// Adds the shadow views' systems to the render app.
 pub(crate) fn add_systems(render_app: &mut SubApp) {

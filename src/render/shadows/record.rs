@@ -8,6 +8,7 @@ use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::renderer::{RenderContext, ViewQuery};
 use wgpu::{CommandEncoder, StoreOp};
 
+use super::SplatShadowPassTimes;
 use super::prepare::ShadowFrame;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::record::{Raster, record_raster};
@@ -27,6 +28,7 @@ pub fn directional_splat_shadows(
     shadow_views: Query<ShadowItem>,
     pipelines: Option<Res<SplatPipelines>>,
     fullscreen: Option<Res<FullscreenPasses>>,
+    timed: Option<Res<SplatShadowPassTimes>>,
     mut ctx: RenderContext,
 ) {
     let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
@@ -41,7 +43,13 @@ pub fn directional_splat_shadows(
     if cascades.is_empty() {
         return;
     }
-    record(&mut ctx, &pipelines, &fullscreen, &cascades);
+    record(
+        &mut ctx,
+        &pipelines,
+        &fullscreen,
+        &cascades,
+        timed.is_some(),
+    );
 }
 
 /// A point light's face or a spot light's view, in its own run (once a frame, shared
@@ -50,12 +58,14 @@ pub fn point_and_spot_splat_shadows(
     view: ViewQuery<ShadowItem>,
     pipelines: Option<Res<SplatPipelines>>,
     fullscreen: Option<Res<FullscreenPasses>>,
+    timed: Option<Res<SplatShadowPassTimes>>,
     mut ctx: RenderContext,
 ) {
     let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
         return;
     };
-    record(&mut ctx, &pipelines, &fullscreen, &[view.into_inner()]);
+    let views = [view.into_inner()];
+    record(&mut ctx, &pipelines, &fullscreen, &views, timed.is_some());
 }
 
 fn record(
@@ -63,12 +73,13 @@ fn record(
     pipelines: &SplatPipelines,
     fullscreen: &FullscreenPasses,
     views: &[ShadowItem<'_>],
+    timed: bool,
 ) {
     let diagnostics = ctx.diagnostic_recorder();
     let diagnostics = diagnostics.as_deref();
     let encoder = ctx.command_encoder();
-    // Shadow views are timed one span each, not per stage.
-    let per_stage = diagnostics.filter(|_| false);
+    // One span per view; each stage's own only with `SplatShadowPassTimes`.
+    let per_stage = diagnostics.filter(|_| timed);
     for (shadow_view, frame, buffers) in views {
         let name = format!("{SHADOW_DIAGNOSTIC_SPAN}/{}", shadow_view.pass_name);
         let span = diagnostics.time_span(encoder, name);
