@@ -126,6 +126,10 @@ for k in ${SHADOW_GRIDS:-}; do
     for light in directional point; do
         /tmp/bench --angel-grid $k --shadow-light $light --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_$light.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+        # SHADOW_LOD=TEXELS: again with SplatLod on the light (cuts down to that many texels).
+        [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --shadow-lod $SHADOW_LOD \
+            --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_lod.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/lod: /' | tee -a $OUT/run.log
         # SHADOW_STAGES=1: again with every stage of every shadow view timed.
         [ -n "${SHADOW_STAGES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --shadow-stages \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_stages.json $limit 2>&1 \

@@ -11,7 +11,7 @@
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
-//!     [--shadow-light directional|point [--shadow-stages]]
+//!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
 //! `--camera-path N` (with `--angel-grid K`) then flies the camera in N frames from
@@ -47,7 +47,9 @@
 //! into: a directional light from above (Bevy's default 4 cascades, 2048² maps), or a
 //! point light above the scene (6 faces of 1024²). Each shadow view's GPU time is
 //! reported (Bevy's render diagnostics, one span per view) beside the camera's;
-//! `--shadow-stages` times each view's stages too (`SplatShadowPassTimes`).
+//! `--shadow-stages` times each view's stages too (`SplatShadowPassTimes`);
+//! `--shadow-lod TEXELS` puts `SplatLod` on the light (no budget, nodes down to that
+//! many shadow-map texels), after its cut has had time to settle.
 //!
 //! `--pick N` makes the camera pick N pointer pixels every frame, as
 //! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
@@ -108,6 +110,9 @@ struct Args {
     shadow_light: Option<ShadowLight>,
     /// Time each stage of each shadow view too (`--shadow-stages`).
     shadow_stages: bool,
+    /// The light draws its shadow views as cuts with nodes down to this many texels
+    /// (`--shadow-lod TEXELS`: `SplatLod` on the light, no budget).
+    shadow_lod: Option<f32>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -156,6 +161,7 @@ fn parse_args() -> Result<Args, String> {
         camera_path: None,
         shadow_light: None,
         shadow_stages: false,
+        shadow_lod: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -210,6 +216,13 @@ fn parse_args() -> Result<Args, String> {
                 })
             }
             "--shadow-stages" => args.shadow_stages = true,
+            "--shadow-lod" => {
+                args.shadow_lod = Some(
+                    value()?
+                        .parse()
+                        .map_err(|_| "--shadow-lod: not a number".to_string())?,
+                )
+            }
             "--pick" => args.pick = (number(value()?)? as usize).min(bevy_splat::render::MAX_PICKS),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -388,29 +401,31 @@ fn sample_shadow_times(
 
 /// The light of `--shadow-light`, over a scene centred on `centre` about `extent`
 /// across.
-fn spawn_shadow_light(headless: &mut Headless, light: ShadowLight, centre: Vec3, extent: f32) {
+fn spawn_shadow_light(
+    headless: &mut Headless,
+    light: ShadowLight,
+    centre: Vec3,
+    extent: f32,
+) -> Entity {
     let world = headless.app.world_mut();
     match light {
-        ShadowLight::Directional => {
-            world.spawn((
-                DirectionalLight {
-                    shadow_maps_enabled: true,
-                    ..default()
-                },
-                Transform::default().looking_to(Vec3::new(0.4, -1.0, 0.3), Vec3::Y),
-            ));
-        }
-        ShadowLight::Point => {
-            world.spawn((
-                PointLight {
-                    shadow_maps_enabled: true,
-                    range: 4.0 * extent,
-                    ..default()
-                },
-                Transform::from_translation(centre + Vec3::Y * 0.5 * extent),
-            ));
-        }
+        ShadowLight::Directional => world.spawn((
+            DirectionalLight {
+                shadow_maps_enabled: true,
+                ..default()
+            },
+            Transform::default().looking_to(Vec3::new(0.4, -1.0, 0.3), Vec3::Y),
+        )),
+        ShadowLight::Point => world.spawn((
+            PointLight {
+                shadow_maps_enabled: true,
+                range: 4.0 * extent,
+                ..default()
+            },
+            Transform::from_translation(centre + Vec3::Y * 0.5 * extent),
+        )),
     }
+    .id()
 }
 
 /// `frames` GPU times of the whole splat span (as `TOTAL`) and, with `passes`, of each
@@ -618,7 +633,18 @@ fn run() -> Result<(), String> {
             .angel_grid
             .or(args.sh3_grid)
             .map_or(10.0, |k| 1.8 * k as f32);
-        spawn_shadow_light(&mut headless, light, Vec3::ZERO, extent);
+        let light = spawn_shadow_light(&mut headless, light, Vec3::ZERO, extent);
+        if let Some(texels) = args.shadow_lod {
+            headless
+                .app
+                .world_mut()
+                .entity_mut(light)
+                .insert(bevy_splat::SplatLod {
+                    budget: u32::MAX,
+                    pixel_scale: texels,
+                    ..default()
+                });
+        }
         if args.shadow_stages {
             headless
                 .app
@@ -660,6 +686,25 @@ fn run() -> Result<(), String> {
             "level of detail settled after {frames} frames, {:.2?} (tree build included)",
             started.elapsed()
         );
+    }
+    if args.shadow_lod.is_some() {
+        // The light's cut needs the trees: wait for them (the cut itself settles in the
+        // warm-up below).
+        let started = std::time::Instant::now();
+        let built = |headless: &Headless| {
+            let trees = headless
+                .app
+                .world()
+                .resource::<bevy_splat::lod::SplatLodTrees>();
+            trees.iter().count() > 0
+        };
+        while !built(&headless) {
+            if started.elapsed().as_secs() > 600 {
+                return Err("the level-of-detail trees were not built in 10 minutes".into());
+            }
+            headless.app.update();
+        }
+        println!("shadow LOD trees built in {:.2?}", started.elapsed());
     }
     // Warm up until the view's buffers have settled (no frame missing pairs).
     headless
@@ -803,6 +848,7 @@ fn run() -> Result<(), String> {
             "shadow_light": args.shadow_light.map(|l| format!("{l:?}")),
             "shadow_views": json_shadows,
             "shadow_views_total_ms": shadow_total,
+            "shadow_lod_texels": args.shadow_lod,
             "whole_frame": whole_frame.as_ref().map(|w| serde_json::json!({
                 "wall_ms": { "median": w.wall.0, "p10": w.wall.1, "p90": w.wall.2 },
                 "cpu_prepare_ms": { "median": w.prepare.0, "p10": w.prepare.1, "p90": w.prepare.2 },

@@ -18,9 +18,10 @@ use bevy::light::{
 };
 use bevy::math::UVec2;
 use bevy::prelude::*;
-use bevy_splat::GaussianSplats;
 use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::{Headless, Rgba8};
+use bevy_splat::lod::SplatLodTrees;
+use bevy_splat::{GaussianSplats, SplatLod};
 
 use reference_raster::{CpuCloud, PinholeCamera, median_depth};
 
@@ -147,6 +148,8 @@ struct Variant {
     /// No cloud at all.
     no_cloud: bool,
     msaa: bool,
+    /// The light draws its shadow views as cuts of the clouds' trees.
+    light_lod: Option<SplatLod>,
 }
 
 /// The layer the clouds are on: the light sees it, the cameras do not.
@@ -182,41 +185,41 @@ impl Scene {
             Transform::from_xyz(0.0, self.floor_y, 0.0),
         ));
         let light_layers = RenderLayers::from_layers(&[0, CLOUD_LAYER]);
-        match self.light {
+        let light = match self.light {
             Light::Directional {
                 direction,
                 cascades,
-            } => {
-                world.spawn((
-                    DirectionalLight {
-                        illuminance: 4_000.0,
-                        shadow_maps_enabled: !variant.no_shadow_maps,
-                        ..default()
-                    },
-                    Transform::default().looking_to(direction, Vec3::Y),
-                    CascadeShadowConfigBuilder {
-                        num_cascades: cascades,
-                        minimum_distance: 0.05,
-                        first_cascade_far_bound: 3.0,
-                        maximum_distance: 12.0,
-                        overlap_proportion: 0.2,
-                    }
-                    .build(),
-                    light_layers,
-                ));
-            }
-            Light::Point { position } => {
-                world.spawn((
-                    PointLight {
-                        intensity: 400_000.0,
-                        range: 30.0,
-                        shadow_maps_enabled: !variant.no_shadow_maps,
-                        ..default()
-                    },
-                    Transform::from_translation(position),
-                    light_layers,
-                ));
-            }
+            } => world.spawn((
+                DirectionalLight {
+                    illuminance: 4_000.0,
+                    shadow_maps_enabled: !variant.no_shadow_maps,
+                    ..default()
+                },
+                Transform::default().looking_to(direction, Vec3::Y),
+                CascadeShadowConfigBuilder {
+                    num_cascades: cascades,
+                    minimum_distance: 0.05,
+                    first_cascade_far_bound: 3.0,
+                    maximum_distance: 12.0,
+                    overlap_proportion: 0.2,
+                }
+                .build(),
+                light_layers,
+            )),
+            Light::Point { position } => world.spawn((
+                PointLight {
+                    intensity: 400_000.0,
+                    range: 30.0,
+                    shadow_maps_enabled: !variant.no_shadow_maps,
+                    ..default()
+                },
+                Transform::from_translation(position),
+                light_layers,
+            )),
+        }
+        .id();
+        if let Some(lod) = variant.light_lod {
+            world.entity_mut(light).insert(lod);
         }
         if !variant.no_cloud {
             let splats = headless.add_splats(self.splats.clone());
@@ -250,6 +253,22 @@ impl Scene {
         headless
             .render(std::slice::from_ref(&camera))
             .expect("a frame");
+        if variant.light_lod.is_some() && !variant.no_cloud {
+            // The tree is built on a worker thread; until it is on the GPU the cloud
+            // casts whole.
+            let built = |headless: &Headless| {
+                let trees = headless.app.world().resource::<SplatLodTrees>();
+                trees.iter().count() > 0
+            };
+            for _ in 0..2000 {
+                if built(&headless) {
+                    break;
+                }
+                headless.app.update();
+            }
+            assert!(built(&headless), "the tree was never built");
+        }
+        // A few frames more: the shadow views' buffers (and a cut) settle.
         for _ in 0..8 {
             headless.app.update();
         }
@@ -370,8 +389,8 @@ fn angel_scene(light: Light, view: View) -> Scene {
 }
 
 /// The shadow matches the reference with an IoU of at least `goal`, and covers a
-/// real part of the view.
-fn check_shadow(scene: &Scene, variant: Variant, name: &str, goal: f64) {
+/// real part of the view; returns the IoU.
+fn check_shadow(scene: &Scene, variant: Variant, name: &str, goal: f64) -> f64 {
     let started = std::time::Instant::now();
     let image = scene.render(variant);
     let rendered = started.elapsed();
@@ -400,6 +419,7 @@ fn check_shadow(scene: &Scene, variant: Variant, name: &str, goal: f64) {
     let score = iou(&mask, &reference);
     eprintln!("{name}: IoU {score:.3} over {shadowed} reference px");
     assert!(score >= goal, "{name}: IoU {score:.3} < {goal}");
+    score
 }
 
 const SLANTED_SUN: Vec3 = Vec3::new(0.45, -1.0, 0.3);
@@ -469,6 +489,42 @@ fn a_point_light_casts_through_its_cube_faces() {
         },
     );
     check_shadow(&scene, Variant::default(), "point", 0.9);
+}
+
+#[test]
+fn a_light_with_splat_lod_casts_cuts_of_the_trees() {
+    let scene = angel_scene(
+        Light::Directional {
+            direction: SLANTED_SUN,
+            cascades: 1,
+        },
+        top_down(),
+    );
+    // Nodes down to a shadow-map texel: the silhouette holds.
+    let texel = SplatLod {
+        budget: u32::MAX,
+        pixel_scale: 1.0,
+        ..default()
+    };
+    let fine = Variant {
+        light_lod: Some(texel),
+        ..default()
+    };
+    let fine = check_shadow(&scene, fine, "directional_lod", 0.9);
+    // Nodes of 24 texels: coarser, and further from the splats' own silhouette, so
+    // the cut is what draws.
+    let coarse = Variant {
+        light_lod: Some(SplatLod {
+            pixel_scale: 24.0,
+            ..texel
+        }),
+        ..default()
+    };
+    let coarse = check_shadow(&scene, coarse, "directional_lod_coarse", 0.5);
+    assert!(
+        coarse < fine - 0.01,
+        "24-texel nodes {coarse:.3}, 1-texel {fine:.3}"
+    );
 }
 
 #[test]

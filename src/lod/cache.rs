@@ -59,7 +59,8 @@ impl CloudLod {
 }
 
 /// The level-of-detail trees of the loaded splat assets. Trees are built only while
-/// some camera has [`SplatLod`]: an app that never asks pays nothing.
+/// some camera (or light, for its shadow views) has [`SplatLod`]: an app that never
+/// asks pays nothing.
 #[derive(Resource, Default)]
 pub struct SplatLodTrees {
     ready: HashMap<AssetId<GaussianSplats>, Arc<CloudLod>>,
@@ -101,12 +102,12 @@ impl SplatLodTrees {
     }
 }
 
-/// Forgets the trees of changed and removed assets, and, while a camera has
-/// [`SplatLod`], starts a build for every asset without a tree.
+/// Forgets the trees of changed and removed assets, and, while a camera or a light
+/// has [`SplatLod`], starts a build for every asset without a tree.
 pub fn start_lod_builds(
     mut events: MessageReader<AssetEvent<GaussianSplats>>,
     assets: Res<Assets<GaussianSplats>>,
-    cameras: Query<(), With<SplatLod>>,
+    wanted: Query<(), With<SplatLod>>,
     mut trees: ResMut<SplatLodTrees>,
 ) {
     for event in events.read() {
@@ -119,7 +120,7 @@ pub fn start_lod_builds(
             AssetEvent::Added { .. } | AssetEvent::LoadedWithDependencies { .. } => {}
         }
     }
-    if cameras.is_empty() {
+    if wanted.is_empty() {
         return;
     }
     for (id, splats) in assets.iter() {

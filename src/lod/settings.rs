@@ -16,6 +16,10 @@ use bevy::reflect::prelude::*;
 /// pops. A budget that covers every splat in view draws exactly what a camera without
 /// `SplatLod` draws.
 ///
+/// On a light (directional, point or spot) it does the same for each of the light's
+/// shadow views, with `budget` per view and `pixel_scale` in shadow-map texels: far
+/// cascades then draw coarse nodes instead of many splats smaller than a texel.
+///
 /// Trees are built on a worker thread the first time a camera with `SplatLod` exists
 /// (about a second per million splats, [`SplatLodTrees`](crate::lod::SplatLodTrees));
 /// until a cloud's tree is on the GPU it is drawn whole. Clouds with a

@@ -6,7 +6,7 @@ use bevy::camera::visibility::RenderLayers;
 use bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT;
 use bevy::ecs::prelude::*;
 use bevy::math::UVec2;
-use bevy::pbr::ShadowView;
+use bevy::pbr::{LightEntity, ShadowView};
 use bevy::platform::time::Instant;
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::render_resource::PipelineCache;
@@ -16,6 +16,7 @@ use bevy::render::view::ExtractedView;
 use wgpu::{BindGroup, RenderPipeline, TextureView};
 
 use super::casters::{casters, nearest_depth};
+use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
 use crate::render::limits::SplatGpuLimits;
@@ -29,6 +30,7 @@ use crate::render::prepare::draw_plan::{ViewDraw, plan_dispatches};
 use crate::render::view::ViewBuffers;
 use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::{BandFrame, band_frame};
+use crate::render::view::lod::ViewLod;
 use crate::render::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
 use crate::render::view::splat_layer::LayerOutputs;
 use crate::render::view::uniform::SplatCamera;
@@ -44,7 +46,7 @@ pub struct ShadowFrame {
 
 /// What a shadow view keeps while it draws splats, dropped together when it draws
 /// none (giving its buffers back).
-type ShadowViewState = (ViewDraw, ViewBuffers, ShadowFrame);
+type ShadowViewState = (ViewDraw, ViewBuffers, ShadowFrame, ViewLod);
 
 /// The scene depth a shadow view's tile render tests against: a 1×1 texture that
 /// wgpu initialises to 0, the far plane, so that nothing stops a pixel early (the
@@ -80,9 +82,19 @@ type ShadowViewItem<'a> = (
     Entity,
     &'a ExtractedView,
     &'a Frustum,
-    Option<&'a RenderLayers>,
+    (&'a LightEntity, Option<&'a RenderLayers>),
     Option<&'a mut ViewBuffers>,
+    Option<&'a mut ViewLod>,
 );
+
+/// The light (render entity) a shadow view belongs to.
+fn light_of(view: &LightEntity) -> Entity {
+    match *view {
+        LightEntity::Directional { light_entity, .. }
+        | LightEntity::Point { light_entity, .. }
+        | LightEntity::Spot { light_entity } => light_entity,
+    }
+}
 
 /// Plans every shadow view's draw ([`ViewDraw`]) from the clouds that cast into it,
 /// and sizes its buffers from the GPU's latest counts, as for a camera.
@@ -94,7 +106,9 @@ pub fn prepare_shadow_views(
     gpu_limits: Res<SplatGpuLimits>,
     mut views: Query<ShadowViewItem, With<ShadowView>>,
     clouds: Query<(&MainEntity, &ExtractedCloud)>,
+    lights: Query<&SplatLod>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
+    lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
 ) {
     let Some(pipelines) = pipelines else {
@@ -104,7 +118,7 @@ pub fn prepare_shadow_views(
     let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SortKey::U32.bytes());
     let device = device.wgpu_device();
     let default_layers = RenderLayers::default();
-    for (entity, view, frustum, layers, buffers) in &mut views {
+    for (entity, view, frustum, (light, layers), buffers, view_lod) in &mut views {
         let started = Instant::now();
         let size = UVec2::new(view.viewport.z, view.viewport.w);
         let drawn = casters(
@@ -128,7 +142,31 @@ pub fn prepare_shadow_views(
             camera.near = camera.near.min(nearest - 1e-3 * nearest.abs().max(1.0));
         }
         let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
-        let (instances, _, dispatches) = plan_dispatches(&drawn, &camera, shader_time.0, None);
+        // A light with `SplatLod` draws each of its views as a cut, as a camera does;
+        // the view's LOD state is made when the light asks and dropped when it stops.
+        let lod_settings = lights.get(light_of(light)).ok();
+        let mut made_lod = None;
+        let view_lod = match (lod_settings, view_lod) {
+            (Some(_), Some(lod)) => Some(lod.into_inner()),
+            (Some(_), None) => Some(made_lod.insert(ViewLod::new(device, &memory))),
+            (None, Some(_)) => {
+                commands.entity(entity).remove::<ViewLod>();
+                None
+            }
+            (None, None) => None,
+        };
+        let lod = lod_settings
+            .zip(view_lod)
+            .map(|(settings, lod)| lod.plan(device, settings, camera.focal[1], splats));
+        if let Some(made) = made_lod {
+            commands.entity(entity).insert(made);
+        }
+        let (instances, _, dispatches) =
+            plan_dispatches(&drawn, &camera, shader_time.0, lod.map(|_| &*lod_trees));
+        let splats = match lod_settings {
+            Some(settings) => splats.min(u64::from(settings.budget.max(1))),
+            None => splats,
+        };
         let need = ViewNeed {
             splats: u32::try_from(splats).unwrap_or(u32::MAX),
             chunks: dispatches.len() as u32,
@@ -158,7 +196,7 @@ pub fn prepare_shadow_views(
             instances,
             dispatches,
             pick: None,
-            lod: None,
+            lod,
             planned_ns: started.elapsed().as_nanos() as u64,
         });
     }
@@ -176,7 +214,7 @@ pub fn prepare_shadow_bind_groups(
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     lod_trees: Res<GpuLodTrees>,
     no_scene_depth: Option<Res<NoSceneDepth>>,
-    views: Query<(Entity, &ViewDraw, &ViewBuffers), With<ShadowView>>,
+    views: Query<(Entity, &ViewDraw, &ViewBuffers, Option<&ViewLod>), With<ShadowView>>,
 ) {
     let (Some(pipelines), Some(fullscreen), Some(no_scene_depth)) =
         (pipelines, fullscreen, no_scene_depth)
@@ -188,7 +226,7 @@ pub fn prepare_shadow_bind_groups(
     let resolve_pipeline = fullscreen
         .depth_write
         .pipeline(&cache, CORE_3D_DEPTH_FORMAT, 1);
-    for (entity, draw, buffers) in &views {
+    for (entity, draw, buffers, lod) in &views {
         let dispatches: Option<Vec<_>> = draw
             .dispatches
             .iter()
@@ -199,14 +237,16 @@ pub fn prepare_shadow_bind_groups(
             continue;
         };
         let mut bands = Vec::with_capacity(buffers.bands.len());
-        for band in &buffers.bands {
+        for (index, band) in buffers.bands.iter().enumerate() {
+            // Band 0 alone counts the cut's nodes, as for a camera.
+            let lod_frame = draw.lod.map(|frame| (frame, index == 0));
             band.write_uniforms(
                 &queue,
                 &draw.camera,
                 (draw.origin, draw.size),
                 &draw.instances,
                 &dispatches,
-                None,
+                lod_frame,
             );
             bands.push(band_frame(
                 device,
@@ -217,7 +257,7 @@ pub fn prepare_shadow_bind_groups(
                 false,
                 &buffers.layer,
                 None,
-                None,
+                lod.map(|lod| &lod.feedback),
             ));
         }
         let Some(bands) = bands.into_iter().collect::<Option<Vec<_>>>() else {

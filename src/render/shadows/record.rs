@@ -13,13 +13,19 @@ use super::prepare::ShadowFrame;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::record::{Raster, record_raster};
 use crate::render::view::ViewBuffers;
+use crate::render::view::lod::ViewLod;
 
 /// The splat shadows' spans in Bevy's render diagnostics: one per shadow view, named
 /// `gaussian_splat_shadows/<Bevy's pass name of the view>` (for instance
 /// `render/gaussian_splat_shadows/shadow_directional_light_0_cascade_1/elapsed_gpu`).
 pub const SHADOW_DIAGNOSTIC_SPAN: &str = "gaussian_splat_shadows";
 
-type ShadowItem<'a> = (&'a ShadowView, &'a ShadowFrame, &'a ViewBuffers);
+type ShadowItem<'a> = (
+    &'a ShadowView,
+    &'a ShadowFrame,
+    &'a ViewBuffers,
+    Option<&'a ViewLod>,
+);
 
 /// A camera's run: the cascades of its directional lights, which Bevy has just drawn
 /// the meshes into (the next camera reuses the same layers for its own).
@@ -80,7 +86,7 @@ fn record(
     let encoder = ctx.command_encoder();
     // One span per view; each stage's own only with `SplatShadowPassTimes`.
     let per_stage = diagnostics.filter(|_| timed);
-    for (shadow_view, frame, buffers) in views {
+    for (shadow_view, frame, buffers, lod) in views {
         let name = format!("{SHADOW_DIAGNOSTIC_SPAN}/{}", shadow_view.pass_name);
         let span = diagnostics.time_span(encoder, name);
         let raster = Raster {
@@ -89,7 +95,7 @@ fn record(
             multisampled_depth: false,
             surface_only: true,
             picks: None,
-            lod: None,
+            lod: *lod,
         };
         record_raster(encoder, &per_stage, None, pipelines, &raster);
         resolve(encoder, fullscreen, shadow_view, frame);
