@@ -123,6 +123,8 @@ enum Light {
     Directional { direction: Vec3, cascades: usize },
     /// At a point.
     Point { position: Vec3 },
+    /// At a point, shining straight down in a cone.
+    Spot { position: Vec3 },
 }
 
 struct Scene {
@@ -216,6 +218,18 @@ impl Scene {
                 Transform::from_translation(position),
                 light_layers,
             )),
+            Light::Spot { position } => world.spawn((
+                SpotLight {
+                    intensity: 400_000.0,
+                    range: 30.0,
+                    outer_angle: 1.0,
+                    inner_angle: 0.9,
+                    shadow_maps_enabled: !variant.no_shadow_maps,
+                    ..default()
+                },
+                Transform::from_translation(position).looking_to(Vec3::NEG_Y, Vec3::Z),
+                light_layers,
+            )),
         }
         .id();
         if let Some(lod) = variant.light_lod {
@@ -293,8 +307,10 @@ impl Scene {
                     PinholeCamera::orthographic_from_bevy(&transform, 6.0, 1200, 1200, 0.0);
                 (camera, 1200)
             }
-            Light::Point { position } => {
-                // Straight down and wide: every floor point the camera sees.
+            Light::Point { position } | Light::Spot { position } => {
+                // Straight down and wide: every floor point the camera sees (a spot
+                // light's cone is narrower; the floor outside it is not lit, so not
+                // compared).
                 let transform =
                     Transform::from_translation(position).looking_to(Vec3::NEG_Y, Vec3::Z);
                 (
@@ -489,6 +505,61 @@ fn a_point_light_casts_through_its_cube_faces() {
         },
     );
     check_shadow(&scene, Variant::default(), "point", 0.9);
+}
+
+#[test]
+fn a_spot_light_casts_through_its_view() {
+    let scene = angel_scene(
+        Light::Spot {
+            position: Vec3::new(-0.6, 3.6, -0.5),
+        },
+        View::TopDown {
+            centre: Vec3::new(0.4, 0.0, 0.3),
+            width: 4.0,
+        },
+    );
+    check_shadow(&scene, Variant::default(), "spot", 0.9);
+}
+
+/// Lights with values that make no sense (a NaN direction) or an odd place (inside
+/// the cloud): the frames are drawn, nothing panics, and the cloud only ever darkens
+/// the floor.
+#[test]
+fn lights_with_degenerate_values_neither_panic_nor_cast_garbage() {
+    for (name, light) in [
+        (
+            "a directional light with a NaN direction",
+            Light::Directional {
+                direction: Vec3::NAN,
+                cascades: 2,
+            },
+        ),
+        (
+            "a point light inside the cloud",
+            Light::Point {
+                position: Vec3::new(0.0, 0.5, 0.0),
+            },
+        ),
+    ] {
+        let scene = angel_scene(light, top_down());
+        let with = scene.render(Variant::default());
+        let without = scene.render(Variant {
+            no_cloud: true,
+            ..default()
+        });
+        // A light inside the cloud is wholly shadowed by it (or nearly): never
+        // brighter than without the cloud.
+        let brighter = with
+            .rgb()
+            .iter()
+            .zip(without.rgb())
+            .filter(|(a, b)| **a > b.saturating_add(2))
+            .count();
+        assert_eq!(
+            brighter, 0,
+            "{name}: {brighter} values brighter with the cloud"
+        );
+    }
 }
 
 #[test]

@@ -12,34 +12,27 @@
 //!   and its frame's bind groups (`RenderSystems::PrepareBindGroups`), as components
 //!   on Bevy's shadow view entities;
 //! - [`record`]: the `Core3d` systems that record them, ordered after Bevy's shadow
-//!   passes and before the main pass that samples the maps.
+//!   passes and before the main pass that samples the maps;
+//! - `timing`: [`SplatShadowPassTimes`], which times every stage of every view.
 //!
 //! Directional cascades are drawn in each camera's own run (every camera reuses the
 //! same layers for its cascades); point and spot views in their own runs, once a
 //! frame.
 
-use bevy::ecs::reflect::ReflectResource;
-use bevy::reflect::prelude::*;
-use bevy::render::extract_resource::{ExtractResource, ExtractResourcePlugin};
+use bevy::render::extract_resource::ExtractResourcePlugin;
 
 pub(crate) mod casters;
 pub(crate) mod prepare;
 pub(crate) mod record;
+mod timing;
+
+pub use timing::SplatShadowPassTimes;
 
 use bevy::app::SubApp;
 use bevy::core_pipeline::schedule::{Core3d, Core3dSystems};
 use bevy::ecs::prelude::*;
 use bevy::pbr::{LATE_SHADOW_PASS, per_view_shadow_pass, shared_shadow_pass};
 use bevy::render::{Render, RenderStartup, RenderSystems};
-
-/// Insert to time every stage of every shadow view the clouds are drawn into, as
-/// `SplatPassTimes` does for a camera: with Bevy's `RenderDiagnosticsPlugin` each view
-/// reports `render/gaussian_splat_shadows/<view>/<stage>/elapsed_gpu` beside its whole
-/// span `render/gaussian_splat_shadows/<view>/elapsed_gpu` (which is always there).
-/// Off by default: the timestamps cost GPU time.
-#[derive(Resource, Clone, Copy, Debug, Default, Reflect, ExtractResource)]
-#[reflect(Resource, Default, Debug, Clone)]
-pub struct SplatShadowPassTimes;
 
 /// Adds what the main world sets for the shadow views.
 pub(crate) fn add_to_main(app: &mut bevy::app::App) {

@@ -8,8 +8,8 @@ use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::renderer::{RenderContext, ViewQuery};
 use wgpu::{CommandEncoder, StoreOp};
 
-use super::SplatShadowPassTimes;
 use super::prepare::ShadowFrame;
+use super::timing::SplatShadowPassTimes;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::record::{Raster, record_raster};
 use crate::render::view::ViewBuffers;
