@@ -21,7 +21,8 @@ use crate::render::passes::composite::{CompositeMode, SplatComposite};
 use crate::render::passes::depth_write::SplatDepth;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::view::ViewBuffers;
-use crate::render::view::frame::{SplatFrame, band_frame};
+use crate::render::view::dispatch::Dispatch;
+use crate::render::view::frame::{BandFrame, SplatFrame, band_frame};
 use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::ViewPicks;
 use crate::render::view::splat_layer::SceneCopy;
@@ -114,31 +115,17 @@ pub fn prepare_splat_bind_groups(
             continue;
         };
         let multisampled_depth = msaa.samples() > 1;
-        let mut bands = Vec::with_capacity(buffers.bands.len());
-        for (index, band) in buffers.bands.iter().enumerate() {
-            // Band 0 alone counts the cut's nodes: every band sees them all.
-            let lod_frame = draw.lod.map(|frame| (frame, index == 0));
-            band.write_uniforms(
-                &queue,
-                &draw.camera,
-                (origin, size),
-                &draw.instances,
-                &dispatches,
-                lod_frame,
-            );
-            bands.push(band_frame(
-                device,
-                &pipelines,
-                band,
-                &dispatches,
-                depth.view(),
-                multisampled_depth,
-                &buffers.layer,
-                picks.filter(|_| draw.pick.is_some()),
-                lod.map(|lod| &lod.feedback),
-            ));
-        }
-        let Some(bands) = bands.into_iter().collect::<Option<Vec<_>>>() else {
+        let bands = bind_bands(
+            device,
+            &queue,
+            &pipelines,
+            (draw, buffers),
+            &dispatches,
+            (depth.view(), multisampled_depth),
+            picks.filter(|_| draw.pick.is_some()),
+            lod,
+        );
+        let Some(bands) = bands else {
             commands.entity(entity).remove::<SplatFrame>();
             continue;
         };
@@ -205,6 +192,50 @@ pub fn prepare_splat_bind_groups(
             }
         });
     }
+}
+
+/// Writes every band's uniforms for the view's `draw` and binds its passes, top to
+/// bottom; `None` if a band cannot be bound (`band_frame`). Camera and shadow views
+/// both bind through it.
+#[expect(clippy::too_many_arguments, reason = "one view's bindings, named")]
+pub fn bind_bands(
+    device: &wgpu::Device,
+    queue: &RenderQueue,
+    pipelines: &SplatPipelines,
+    (draw, buffers): (&ViewDraw, &ViewBuffers),
+    dispatches: &[Dispatch<'_>],
+    (scene_depth, multisampled_depth): (&wgpu::TextureView, bool),
+    picks: Option<&ViewPicks>,
+    lod: Option<&ViewLod>,
+) -> Option<Vec<BandFrame>> {
+    buffers
+        .bands
+        .iter()
+        .enumerate()
+        .map(|(index, band)| {
+            // Band 0 alone counts the cut's nodes: every band sees them all.
+            let lod_frame = draw.lod.map(|frame| (frame, index == 0));
+            band.write_uniforms(
+                queue,
+                &draw.camera,
+                (draw.origin, draw.size),
+                &draw.instances,
+                dispatches,
+                lod_frame,
+            );
+            band_frame(
+                device,
+                pipelines,
+                band,
+                dispatches,
+                scene_depth,
+                multisampled_depth,
+                &buffers.layer,
+                picks,
+                lod.map(|lod| &lod.feedback),
+            )
+        })
+        .collect()
 }
 
 /// How `target`'s composite blends (a camera's `SplatComposite`, what its target

@@ -27,7 +27,7 @@ use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::SplatFrame;
 use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
-use crate::render::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
+use crate::render::view::sizing::{ViewNeed, size_view};
 use crate::render::view::splat_layer::{LayerOutputs, SceneCopy};
 use crate::render::view::stats::{STAGE_COUNT, SplatLodStats, SplatStats};
 use crate::render::view::timestamps::{PassTimestamps, SplatPassTimes};
@@ -125,29 +125,25 @@ pub fn prepare_splat_view_buffers(
 
         // The level-of-detail cut: its state made when the camera asks for it, dropped
         // when it no longer does.
-        let mut made_lod = None;
-        let view_lod = match (lod_settings, view_lod) {
-            (Some(_), Some(lod)) => Some(lod.into_inner()),
-            (Some(_), None) => Some(made_lod.insert(ViewLod::new(device, &memory))),
-            (None, Some(_)) => {
-                commands.entity(entity).remove::<ViewLod>();
-                None
-            }
-            (None, None) => None,
-        };
-        let lod = lod_settings.zip(view_lod).map(|(settings, lod)| {
-            let frame = lod.plan(device, settings, camera.focal[1], splats);
+        let lod = ViewLod::follow(
+            &mut commands,
+            entity,
+            lod_settings,
+            view_lod,
+            device,
+            &memory,
+            camera.focal[1],
+            splats,
+        )
+        .map(|(frame, leaves_in_view)| {
             stats.update(main_entity.id(), |s| {
                 s.lod = Some(SplatLodStats {
                     threshold: frame.threshold,
-                    leaves_in_view: lod.latest().map_or(0, |f| f.leaves_in_view),
+                    leaves_in_view,
                 });
             });
             frame
         });
-        if let Some(made) = made_lod {
-            commands.entity(entity).insert(made);
-        }
         let (instances, instance_clouds, dispatches) =
             plan_dispatches(&drawn, &camera, shader_time.0, lod.map(|_| &*lod_trees));
         // A cut draws about its budget (the GPU's counts size the buffers after the
@@ -209,24 +205,21 @@ pub fn prepare_splat_view_buffers(
             commands.entity(entity).insert(made);
         }
 
-        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
-        if let Some(counts) = &counts {
-            stats.update(main_entity.id(), |s| s.record(counts));
-        }
-        let capacities = plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits);
-        let built = reuse_or_build(
-            buffers.map(Mut::into_inner),
-            capacities,
-            size,
+        let counts = size_view(
+            &mut commands,
+            entity,
+            buffers,
+            &need,
+            &limits,
+            (size, LayerOutputs::camera(writes_depth)),
             device,
             &pipelines,
             &memory,
-            LayerOutputs::camera(writes_depth),
         );
-        let mut entity_commands = commands.entity(entity);
-        if let Some(built) = built {
-            entity_commands.insert(built);
+        if let Some(counts) = &counts {
+            stats.update(main_entity.id(), |s| s.record(counts));
         }
+        let mut entity_commands = commands.entity(entity);
         entity_commands.insert(ViewDraw {
             camera,
             origin,

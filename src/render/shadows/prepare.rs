@@ -26,12 +26,13 @@ use crate::render::passes::preprocess::PROJECTED_SPLAT_BYTES;
 use crate::render::passes::radix_sort::SortKey;
 use crate::render::passes::tile_render::tiles_for;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
+use crate::render::prepare::bind_groups::bind_bands;
 use crate::render::prepare::draw_plan::{ViewDraw, plan_dispatches};
 use crate::render::view::ViewBuffers;
 use crate::render::view::bands::BandLimits;
-use crate::render::view::frame::{BandFrame, band_frame};
+use crate::render::view::frame::BandFrame;
 use crate::render::view::lod::ViewLod;
-use crate::render::view::sizing::{ViewNeed, plan_bands, reuse_or_build};
+use crate::render::view::sizing::{ViewNeed, size_view};
 use crate::render::view::splat_layer::LayerOutputs;
 use crate::render::view::uniform::SplatCamera;
 
@@ -145,22 +146,17 @@ pub fn prepare_shadow_views(
         // A light with `SplatLod` draws each of its views as a cut, as a camera does;
         // the view's LOD state is made when the light asks and dropped when it stops.
         let lod_settings = lights.get(light_of(light)).ok();
-        let mut made_lod = None;
-        let view_lod = match (lod_settings, view_lod) {
-            (Some(_), Some(lod)) => Some(lod.into_inner()),
-            (Some(_), None) => Some(made_lod.insert(ViewLod::new(device, &memory))),
-            (None, Some(_)) => {
-                commands.entity(entity).remove::<ViewLod>();
-                None
-            }
-            (None, None) => None,
-        };
-        let lod = lod_settings
-            .zip(view_lod)
-            .map(|(settings, lod)| lod.plan(device, settings, camera.focal[1], splats));
-        if let Some(made) = made_lod {
-            commands.entity(entity).insert(made);
-        }
+        let lod = ViewLod::follow(
+            &mut commands,
+            entity,
+            lod_settings,
+            view_lod,
+            device,
+            &memory,
+            camera.focal[1],
+            splats,
+        )
+        .map(|(frame, _)| frame);
         let (instances, _, dispatches) =
             plan_dispatches(&drawn, &camera, shader_time.0, lod.map(|_| &*lod_trees));
         let splats = match lod_settings {
@@ -174,21 +170,18 @@ pub fn prepare_shadow_views(
             tiles: tiles_for(size),
             sources: false,
         };
-        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
-        let capacities = plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits);
-        let built = reuse_or_build(
-            buffers.map(Mut::into_inner),
-            capacities,
-            size,
+        size_view(
+            &mut commands,
+            entity,
+            buffers,
+            &need,
+            &limits,
+            (size, LayerOutputs::SHADOW),
             device,
             &pipelines,
             &memory,
-            LayerOutputs::SHADOW,
         );
         let mut entity_commands = commands.entity(entity);
-        if let Some(built) = built {
-            entity_commands.insert(built);
-        }
         entity_commands.insert(ViewDraw {
             camera,
             origin: UVec2::ZERO,
@@ -236,31 +229,17 @@ pub fn prepare_shadow_bind_groups(
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
         };
-        let mut bands = Vec::with_capacity(buffers.bands.len());
-        for (index, band) in buffers.bands.iter().enumerate() {
-            // Band 0 alone counts the cut's nodes, as for a camera.
-            let lod_frame = draw.lod.map(|frame| (frame, index == 0));
-            band.write_uniforms(
-                &queue,
-                &draw.camera,
-                (draw.origin, draw.size),
-                &draw.instances,
-                &dispatches,
-                lod_frame,
-            );
-            bands.push(band_frame(
-                device,
-                &pipelines,
-                band,
-                &dispatches,
-                &no_scene_depth.0,
-                false,
-                &buffers.layer,
-                None,
-                lod.map(|lod| &lod.feedback),
-            ));
-        }
-        let Some(bands) = bands.into_iter().collect::<Option<Vec<_>>>() else {
+        let bands = bind_bands(
+            device,
+            &queue,
+            &pipelines,
+            (draw, buffers),
+            &dispatches,
+            (&no_scene_depth.0, false),
+            None,
+            lod,
+        );
+        let Some(bands) = bands else {
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
         };

@@ -2,7 +2,7 @@
 //! node sizes into, read back a frame late, and the threshold those counts steer
 //! ([`LodController`]) so that the drawn count holds the camera's [`SplatLod`] budget.
 
-use bevy::ecs::component::Component;
+use bevy::ecs::prelude::*;
 use wgpu::{Buffer, BufferUsages, CommandEncoder, Device};
 
 use super::readback::Staging;
@@ -92,6 +92,41 @@ impl ViewLod {
         LodFrame {
             threshold: self.controller.threshold(total_leaves, settings.budget),
             half_octaves,
+        }
+    }
+
+    /// A view's cut this frame, for a view (a camera, or a light's shadow view) whose
+    /// `settings` ask for one: the state on the view plans it, made when the view starts
+    /// asking and dropped when it stops. Returns the cut and the splats in view that the
+    /// latest counts report.
+    #[expect(clippy::too_many_arguments, reason = "one view's LOD inputs, named")]
+    pub fn follow(
+        commands: &mut Commands,
+        view: Entity,
+        settings: Option<&SplatLod>,
+        state: Option<Mut<ViewLod>>,
+        device: &Device,
+        memory: &SplatMemory,
+        focal: f32,
+        total_leaves: u64,
+    ) -> Option<(LodFrame, u32)> {
+        let plan = |lod: &mut ViewLod, settings| {
+            let frame = lod.plan(device, settings, focal, total_leaves);
+            (frame, lod.latest().map_or(0, |f| f.leaves_in_view))
+        };
+        match (settings, state) {
+            (Some(settings), Some(mut lod)) => Some(plan(&mut lod, settings)),
+            (Some(settings), None) => {
+                let mut lod = ViewLod::new(device, memory);
+                let planned = plan(&mut lod, settings);
+                commands.entity(view).insert(lod);
+                Some(planned)
+            }
+            (None, Some(_)) => {
+                commands.entity(view).remove::<ViewLod>();
+                None
+            }
+            (None, None) => None,
         }
     }
 

@@ -134,6 +134,38 @@ fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits, 
     }
 }
 
+/// Sizes a view's buffers for this frame from what it draws (`need`) and the GPU's
+/// latest counts, which it polls and returns: `view`'s `ViewBuffers` in place where
+/// they still serve, new ones inserted otherwise.
+#[expect(clippy::too_many_arguments, reason = "one view's sizing inputs, named")]
+pub fn size_view(
+    commands: &mut bevy::ecs::prelude::Commands,
+    view: bevy::ecs::prelude::Entity,
+    buffers: Option<bevy::ecs::prelude::Mut<ViewBuffers>>,
+    need: &ViewNeed,
+    limits: &BandLimits,
+    (viewport, outputs): (UVec2, LayerOutputs),
+    device: &wgpu::Device,
+    pipelines: &SplatPipelines,
+    memory: &SplatMemory,
+) -> Option<Vec<GpuCounts>> {
+    let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
+    let capacities = plan_bands(buffers.as_deref(), counts.as_deref(), need, limits);
+    let built = reuse_or_build(
+        buffers.map(bevy::ecs::prelude::Mut::into_inner),
+        capacities,
+        viewport,
+        device,
+        pipelines,
+        memory,
+        outputs,
+    );
+    if let Some(built) = built {
+        commands.entity(view).insert(built);
+    }
+    counts
+}
+
 /// Brings a view's buffers to `capacities`: those of `previous` (the view's
 /// component) in place where its layer still fits, keeping every band that still
 /// serves; otherwise new buffers, returned for the caller to insert.
