@@ -139,3 +139,13 @@ for k in ${SHADOW_GRIDS:-}; do
             | grep -v "^$" | sed 's/^/shadow base: /' | tee -a $OUT/run.log
     done
 done
+# LIGHTING_GRIDS: the angel grid at these K under the directional light of SHADOW_GRIDS,
+# every cloud `Shadowed`, then `Lit` (`--lighting`): the camera's preprocess stage then
+# holds the light pass; the same grid without lighting is SHADOW_GRIDS' run.
+for k in ${LIGHTING_GRIDS:-}; do
+    for mode in shadowed lit; do
+        /tmp/bench --angel-grid $k --shadow-light directional --lighting $mode --frames ${FRAMES:-200} \
+            --warmup 30 --json $OUT/ours_K${k}_lighting_$mode.json $limit 2>&1 | grep -v "^$" \
+            | sed "s/^/lighting $mode: /" | tee -a $OUT/run.log
+    done
+done

@@ -12,6 +12,7 @@
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
 //!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]]
+//!     [--lighting shadowed|lit]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
 //! `--camera-path N` (with `--angel-grid K`) then flies the camera in N frames from
@@ -49,7 +50,9 @@
 //! reported (Bevy's render diagnostics, one span per view) beside the camera's;
 //! `--shadow-stages` times each view's stages too (`SplatShadowPassTimes`);
 //! `--shadow-lod TEXELS` puts `SplatLod` on the light (no budget, nodes down to that
-//! many shadow-map texels), after its cut has had time to settle.
+//! many shadow-map texels), after its cut has had time to settle. `--lighting
+//! shadowed|lit` gives every cloud that `SplatLighting`: the preprocess stage then
+//! includes the light pass (with `--shadow-light`, its lookups of the light's maps).
 //!
 //! `--pick N` makes the camera pick N pointer pixels every frame, as
 //! `SplatPickingPlugin` does for N pointers: the pick passes are timed with the tile
@@ -113,6 +116,9 @@ struct Args {
     /// The light draws its shadow views as cuts with nodes down to this many texels
     /// (`--shadow-lod TEXELS`: `SplatLod` on the light, no budget).
     shadow_lod: Option<f32>,
+    /// How every cloud takes the light (`--lighting shadowed|lit`, `SplatLighting`):
+    /// the preprocess stage then includes the light pass.
+    lighting: Option<bevy_splat::SplatLighting>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -160,6 +166,7 @@ fn parse_args() -> Result<Args, String> {
         psnr_against: None,
         camera_path: None,
         shadow_light: None,
+        lighting: None,
         shadow_stages: false,
         shadow_lod: None,
     };
@@ -216,6 +223,13 @@ fn parse_args() -> Result<Args, String> {
                 })
             }
             "--shadow-stages" => args.shadow_stages = true,
+            "--lighting" => {
+                args.lighting = Some(match value()?.as_str() {
+                    "shadowed" => bevy_splat::SplatLighting::SHADOWED,
+                    "lit" => bevy_splat::SplatLighting::Lit,
+                    other => return Err(format!("--lighting: {other:?} is not shadowed or lit")),
+                })
+            }
             "--shadow-lod" => {
                 args.shadow_lod = Some(
                     value()?
@@ -628,6 +642,16 @@ fn run() -> Result<(), String> {
     } else {
         headless.spawn_camera(camera_transform, projection, size, None)
     };
+    if let Some(lighting) = args.lighting {
+        let world = headless.app.world_mut();
+        let clouds: Vec<Entity> = world
+            .query_filtered::<Entity, With<bevy_splat::GaussianCloud>>()
+            .iter(world)
+            .collect();
+        for cloud in clouds {
+            world.entity_mut(cloud).insert(lighting);
+        }
+    }
     if let Some(light) = args.shadow_light {
         let extent = args
             .angel_grid
@@ -849,6 +873,7 @@ fn run() -> Result<(), String> {
             "shadow_views": json_shadows,
             "shadow_views_total_ms": shadow_total,
             "shadow_lod_texels": args.shadow_lod,
+            "lighting": args.lighting.map(|l| format!("{l:?}")),
             "whole_frame": whole_frame.as_ref().map(|w| serde_json::json!({
                 "wall_ms": { "median": w.wall.0, "p10": w.wall.1, "p90": w.wall.2 },
                 "cpu_prepare_ms": { "median": w.prepare.0, "p10": w.prepare.1, "p90": w.prepare.2 },

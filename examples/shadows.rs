@@ -1,15 +1,21 @@
-//! Splats and meshes share the light: the angel scan stands on a mesh floor under a
-//! sun that circles the sky, and casts its shadow on the floor and on a mesh pillar,
-//! beside a mesh sphere casting its own. `L` switches a point light beside the angel
-//! on and off; its shadows come from all six faces of its cube map.
+//! Splats and meshes share the light: the angel scan stands on a mesh floor before a
+//! wall of splats, under a sun that circles the sky. The angel casts its shadow on the
+//! floor, on a mesh pillar and on the splat wall; a mesh cube swinging in front of the
+//! wall shadows it; a mesh sphere casts its own. `M` cycles how the clouds take the
+//! light (`SplatLighting`): `Shadowed` (the trained colours, darkened where a caster
+//! blocks a light), `Lit` (the trained colours as albedo under the scene's lights) and
+//! `Unlit` (the trained colours untouched). `L` switches a point light beside the
+//! angel on and off; its shadows come from all six faces of its cube map.
 //!
 //! ```text
 //! cargo run --release --example shadows
-//! cargo run --release --example shadows -- --screenshot shadows.png --frames 10
+//! cargo run --release --example shadows -- --screenshot shadows.png --frames 10 --lighting lit
 //! ```
 //!
 //! With `--screenshot PATH` it renders without a window, `--frames N` frames into the
-//! sun's circle (one degree a frame; 10 if not given), and writes the last to PATH.
+//! sun's circle and the cube's swing (one degree a frame; 10 if not given), with the
+//! clouds `--lighting unlit|shadowed|lit` (shadowed if not given), and writes the last
+//! frame to PATH.
 
 use std::path::{Path, PathBuf};
 
@@ -19,8 +25,9 @@ use bevy::light::CascadeShadowConfigBuilder;
 use bevy::prelude::*;
 use bevy::winit::WinitPlugin;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
-use bevy_splat::GaussianSplatPlugin;
+use bevy_splat::asset::SplatGeometry;
 use bevy_splat::headless::{Headless, quiet_log, scene};
+use bevy_splat::{GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatLighting};
 
 /// Where the angel's feet stand (its lowest splats hang a little below).
 const FLOOR_Y: f32 = -1.05;
@@ -39,9 +46,30 @@ struct Sun {
 #[derive(Component)]
 struct Lamp;
 
+/// The cube that swings in front of the splat wall, a degree of its swing a frame.
+#[derive(Component)]
+struct SwingingCube {
+    frame: u32,
+}
+
+/// How every cloud takes the light; `M` cycles it.
+#[derive(Resource, Clone, Copy)]
+struct Lighting(SplatLighting);
+
+/// `Shadowed` keeps a quarter of the blocked light: a scan's trained colours already
+/// hold the light it was captured under, and a black shadow on them looks cut out.
+const SHADOWED: SplatLighting = SplatLighting::Shadowed { strength: 0.75 };
+
+/// The splat wall behind the angel: its centre, its width and height, and the side of
+/// one brick (with its mortar).
+const WALL_CENTRE: Vec3 = Vec3::new(0.2, FLOOR_Y + 1.5, -2.4);
+const WALL_SIZE: Vec2 = Vec2::new(6.0, 3.0);
+const BRICK: Vec2 = Vec2::new(0.42, 0.21);
+
 fn main() -> AppExit {
     let mut screenshot = None;
     let mut frames = 10;
+    let mut lighting = SHADOWED;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match (arg.as_str(), args.next()) {
@@ -50,11 +78,17 @@ fn main() -> AppExit {
                 Ok(n) => frames = n,
                 Err(_) => return usage(),
             },
+            ("--lighting", Some(mode)) => match mode.as_str() {
+                "unlit" => lighting = SplatLighting::Unlit,
+                "shadowed" => lighting = SHADOWED,
+                "lit" => lighting = SplatLighting::Lit,
+                _ => return usage(),
+            },
             _ => return usage(),
         }
     }
     match screenshot {
-        Some(path) => match render_once(frames, &path) {
+        Some(path) => match render_once(frames, lighting, &path) {
             Ok(()) => AppExit::Success,
             Err(message) => {
                 eprintln!("error: {message}");
@@ -66,7 +100,7 @@ fn main() -> AppExit {
 }
 
 fn usage() -> AppExit {
-    eprintln!("usage: shadows [--screenshot PATH [--frames N]]");
+    eprintln!("usage: shadows [--screenshot PATH [--frames N] [--lighting unlit|shadowed|lit]]");
     AppExit::error()
 }
 
@@ -74,16 +108,75 @@ fn run_window() -> AppExit {
     App::new()
         .add_plugins((DefaultPlugins, GaussianSplatPlugin, PanOrbitCameraPlugin))
         .insert_resource(ClearColor(BACKGROUND))
+        .insert_resource(Lighting(SHADOWED))
         .add_systems(
             Startup,
-            (spawn_meshes_and_lights, spawn_angel, spawn_camera),
+            (
+                spawn_meshes_and_lights,
+                spawn_angel,
+                spawn_wall,
+                spawn_camera,
+            ),
         )
-        .add_systems(Update, (circle_sun, toggle_lamp))
+        .add_systems(
+            Update,
+            (
+                circle_sun,
+                swing_cube,
+                toggle_lamp,
+                cycle_lighting,
+                apply_lighting,
+            ),
+        )
         .run()
 }
 
 fn spawn_angel(mut commands: Commands, assets: Res<AssetServer>) {
-    commands.spawn(bevy_splat::GaussianCloud(assets.load("angel.ply")));
+    commands.spawn(GaussianCloud(assets.load("angel.ply")));
+}
+
+fn spawn_wall(mut commands: Commands, mut splats: ResMut<Assets<GaussianSplats>>) {
+    commands.spawn((
+        GaussianCloud(splats.add(brick_wall())),
+        Transform::from_translation(WALL_CENTRE),
+    ));
+}
+
+/// A wall of bricks made of flat splats facing +Z, centred on its own origin: each
+/// brick a shade of red-brown, the mortar between them a pale grey.
+fn brick_wall() -> GaussianSplats {
+    const SPACING: f32 = 0.035;
+    const SH_C0: f32 = 0.282_094_8;
+    let across = (WALL_SIZE / SPACING).as_uvec2();
+    let mut geometry = Vec::new();
+    let mut sh = Vec::new();
+    for row in 0..=across.y {
+        for column in 0..=across.x {
+            let local = Vec2::new(column as f32, row as f32) * SPACING;
+            let course = (local.y / BRICK.y).floor();
+            // Every other course is laid half a brick along.
+            let shifted = local.x + (course % 2.0) * BRICK.x * 0.5;
+            let within = Vec2::new(shifted % BRICK.x, local.y % BRICK.y);
+            let mortar = within.x < 0.03 || within.y < 0.03;
+            let brick = (shifted / BRICK.x).floor() * 7.0 + course * 13.0;
+            let shade = 0.85 + 0.15 * (brick * 0.618).fract();
+            let colour = if mortar {
+                Vec3::new(0.72, 0.7, 0.66)
+            } else {
+                Vec3::new(0.62, 0.3, 0.22) * shade
+            };
+            let position = local - WALL_SIZE / 2.0;
+            geometry.push(SplatGeometry {
+                position: [position.x, position.y, 0.0],
+                opacity_logit: 3.0,
+                rotation: [1.0, 0.0, 0.0, 0.0],
+                log_scale: [0.022f32.ln(), 0.022f32.ln(), 0.004f32.ln()],
+                _pad: 0.0,
+            });
+            sh.extend(colour.to_array().map(|c| (c - 0.5) / SH_C0));
+        }
+    }
+    GaussianSplats::new(geometry, sh, 0).expect("the wall's arrays agree")
 }
 
 fn spawn_camera(mut commands: Commands) {
@@ -121,6 +214,12 @@ fn spawn_meshes_and_lights(
         Transform::from_xyz(-1.9, FLOOR_Y + 1.2, -1.2),
     ));
     commands.spawn((
+        SwingingCube { frame: 0 },
+        Mesh3d(meshes.add(Cuboid::from_length(0.5))),
+        MeshMaterial3d(materials.add(Color::srgb(0.85, 0.7, 0.3))),
+        cube_transform(0),
+    ));
+    commands.spawn((
         Mesh3d(meshes.add(Sphere::new(0.45))),
         MeshMaterial3d(materials.add(Color::srgb(0.25, 0.45, 0.8))),
         Transform::from_xyz(1.9, FLOOR_Y + 0.45, 1.1),
@@ -154,10 +253,11 @@ fn spawn_meshes_and_lights(
     ));
 }
 
-/// The sun `frame` degrees along a circle, always above the horizon; it starts
-/// behind the angel (seen from the camera), so the shadow falls towards the viewer.
+/// The sun `frame` degrees along a circle, always above the horizon; it starts in
+/// front of the angel (seen from the camera), so its shadow falls back onto the floor
+/// and the wall.
 fn sun_transform(frame: u32) -> Transform {
-    let angle = (frame as f32 + 200.0).to_radians();
+    let angle = (frame as f32 + 60.0).to_radians();
     let position = Vec3::new(5.0 * angle.cos(), 4.0, 5.0 * angle.sin());
     Transform::from_translation(position).looking_at(Vec3::ZERO, Vec3::Y)
 }
@@ -169,6 +269,44 @@ fn circle_sun(mut suns: Query<(&mut Sun, &mut Transform)>) {
     }
 }
 
+/// The cube `frame` degrees into its swing along the wall, a little above the floor.
+fn cube_transform(frame: u32) -> Transform {
+    let swing = (frame as f32 * 2.0).to_radians().sin();
+    Transform::from_xyz(-0.6 + 1.6 * swing, FLOOR_Y + 1.3, WALL_CENTRE.z + 0.9)
+        .with_rotation(Quat::from_rotation_y(frame as f32 * 0.02))
+}
+
+fn swing_cube(mut cubes: Query<(&mut SwingingCube, &mut Transform)>) {
+    for (mut cube, mut transform) in &mut cubes {
+        cube.frame = cube.frame.wrapping_add(1);
+        *transform = cube_transform(cube.frame);
+    }
+}
+
+fn cycle_lighting(keys: Res<ButtonInput<KeyCode>>, mut lighting: ResMut<Lighting>) {
+    if keys.just_pressed(KeyCode::KeyM) {
+        lighting.0 = match lighting.0 {
+            SplatLighting::Shadowed { .. } => SplatLighting::Lit,
+            SplatLighting::Lit => SplatLighting::Unlit,
+            SplatLighting::Unlit => SHADOWED,
+        };
+        info!("clouds: {:?}", lighting.0);
+    }
+}
+
+/// Every cloud takes the light as [`Lighting`] says.
+fn apply_lighting(
+    mut commands: Commands,
+    lighting: Res<Lighting>,
+    clouds: Query<(Entity, Option<&SplatLighting>), With<GaussianCloud>>,
+) {
+    for (entity, current) in &clouds {
+        if current != Some(&lighting.0) {
+            commands.entity(entity).insert(lighting.0);
+        }
+    }
+}
+
 fn toggle_lamp(keys: Res<ButtonInput<KeyCode>>, mut lamps: Query<&mut Visibility, With<Lamp>>) {
     if keys.just_pressed(KeyCode::KeyL) {
         for mut visibility in &mut lamps {
@@ -177,20 +315,24 @@ fn toggle_lamp(keys: Res<ButtonInput<KeyCode>>, mut lamps: Query<&mut Visibility
     }
 }
 
-/// `frames` frames of the sun's circle without a window, the last written to `path`.
-fn render_once(frames: u32, path: &Path) -> Result<(), String> {
+/// `frames` frames of the sun's circle without a window, the clouds taking the light
+/// as `lighting` says, the last frame written to `path`.
+fn render_once(frames: u32, lighting: SplatLighting, path: &Path) -> Result<(), String> {
     let angel = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/angel.ply");
     let clouds = scene::load(&angel).map_err(|e| e.to_string())?;
     let plugins = DefaultPlugins.set(quiet_log()).disable::<WinitPlugin>();
     let mut headless = Headless::new(plugins);
     headless
         .app
+        .insert_resource(Lighting(lighting))
         .add_systems(Startup, spawn_meshes_and_lights)
-        .add_systems(Update, circle_sun);
+        .add_systems(Update, (circle_sun, swing_cube, apply_lighting));
     for (splats, transform) in clouds {
         let handle = headless.add_splats(splats);
         headless.spawn_cloud(handle, transform);
     }
+    let wall = headless.add_splats(brick_wall());
+    headless.spawn_cloud(wall, Transform::from_translation(WALL_CENTRE));
     let camera = headless.spawn_display_camera(
         Transform::from_translation(EYE).looking_at(TARGET, Vec3::Y),
         PerspectiveProjection {

@@ -45,6 +45,7 @@ mod crop;
 pub mod gpu_sort;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod headless;
+mod lighting;
 pub mod lod;
 #[cfg(feature = "picking")]
 pub mod picking;
@@ -71,6 +72,7 @@ pub use asset::{GaussianSplats, SplatLoadError, SplatLoader, SplatLoaderSettings
 pub use asset::{PlyLoader, PlyLoaderSettings};
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use crop::{MAX_CROP_VOLUMES, SplatCrop, SplatCropMode, SplatCropShape, SplatCropVolume};
+pub use lighting::SplatLighting;
 pub use lod::SplatLod;
 #[cfg(feature = "picking")]
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
@@ -114,6 +116,7 @@ impl Plugin for GaussianSplatPlugin {
         app.register_type::<GaussianCloud>()
             .register_type::<SplatRasterMode>()
             .register_type::<SplatTint>()
+            .register_type::<SplatLighting>()
             .register_type::<SplatCrop>()
             .register_type::<SplatCropVolume>()
             .register_type::<SplatCropShape>()

@@ -5,7 +5,7 @@ use bevy::camera::primitives::Aabb;
 use bevy::camera::visibility::{InheritedVisibility, RenderLayers};
 use bevy::ecs::prelude::*;
 use bevy::ecs::query::QueryItem;
-use bevy::light::NotShadowCaster;
+use bevy::light::{NotShadowCaster, NotShadowReceiver};
 use bevy::math::Affine3A;
 use bevy::render::Extract;
 use bevy::render::extract_component::ExtractComponent;
@@ -16,6 +16,7 @@ use bevy::transform::components::GlobalTransform;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::SplatCrop;
+use crate::lighting::SplatLighting;
 use crate::lod::SplatLod;
 use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
@@ -36,6 +37,10 @@ pub struct ExtractedCloud {
     /// It is drawn into the shadow maps of the lights whose layers it shares.
     pub casts_shadows: bool,
     pub layers: RenderLayers,
+    /// How it takes the scene's light, and whether it samples the shadow maps (it has
+    /// no `NotShadowReceiver`).
+    pub lighting: SplatLighting,
+    pub receives_shadows: bool,
     /// `None`: as the asset says.
     pub raster_mode: Option<SplatRasterMode>,
     pub tint: SplatTint,
@@ -64,6 +69,8 @@ impl ExtractComponent for GaussianCloud {
             Option<&'static Aabb>,
             Option<&'static RenderLayers>,
             Has<NotShadowCaster>,
+            Has<NotShadowReceiver>,
+            Option<&'static SplatLighting>,
         ),
         Option<&'static SplatRasterMode>,
         Option<&'static SplatTint>,
@@ -74,11 +81,16 @@ impl ExtractComponent for GaussianCloud {
     type Out = ExtractedCloud;
 
     fn extract_component(
-        (cloud, transform, shown, (bounds, layers, not_caster), raster_mode, tint, crop, shader): QueryItem<
-            '_,
-            '_,
-            Self::QueryData,
-        >,
+        (
+            cloud,
+            transform,
+            shown,
+            (bounds, layers, not_caster, not_receiver, lighting),
+            raster_mode,
+            tint,
+            crop,
+            shader,
+        ): QueryItem<'_, '_, Self::QueryData>,
     ) -> Option<Self::Out> {
         if !shown.get() {
             return None;
@@ -89,6 +101,8 @@ impl ExtractComponent for GaussianCloud {
             bounds: bounds.copied(),
             casts_shadows: !not_caster,
             layers: layers.cloned().unwrap_or_default(),
+            lighting: lighting.copied().unwrap_or_default(),
+            receives_shadows: !not_receiver,
             raster_mode: raster_mode.copied(),
             tint: tint.copied().unwrap_or_default(),
             crop: crop.filter(|c| !c.volumes.is_empty()).cloned(),

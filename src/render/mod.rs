@@ -24,6 +24,7 @@
 pub(crate) mod compact;
 mod extract;
 pub(crate) mod gpu_cloud;
+mod lighting;
 mod limits;
 pub(crate) mod lod_trees;
 mod memory;
@@ -163,7 +164,10 @@ impl Plugin for SplatRenderPlugin {
                     .in_set(Core3dSystems::MainPass),
             );
         #[cfg(feature = "shadows")]
-        shadows::add_systems(render_app);
+        {
+            shadows::add_systems(render_app);
+            lighting::add_systems(render_app);
+        }
     }
 
     fn finish(&self, app: &mut App) {
@@ -173,6 +177,8 @@ impl Plugin for SplatRenderPlugin {
         // The entry shaders, and the splat shaders registered while the app was built,
         // become shader assets the render world's pipelines are queued with.
         let assets = pipelines::add_shader_assets(app);
+        #[cfg(feature = "shadows")]
+        lighting::add_shader_asset(app);
         if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
             render_app.insert_resource(assets);
         }

@@ -33,7 +33,9 @@ use bevy::shader::{Shader, ShaderDefVal, ValidateShader};
 
 use super::passes::builder::{EntryShader, Kernel, PipelineBuilder};
 use super::passes::library::{ShaderChecks, ShaderDef};
-use super::passes::preprocess::{self, COMPACT_LAYOUT, LayoutPipelines, WITH_SPLAT_SHADER};
+use super::passes::preprocess::{
+    self, COMPACT_LAYOUT, LayoutPipelines, RECEIVE, WITH_SPLAT_SHADER, receive_layout,
+};
 use super::passes::radix_sort::SortAlgorithm;
 use super::passes::{ENTRY_SHADERS, FullscreenPasses, SplatPipelines, crate_defs, shader_library};
 use crate::shader::{SplatShaderSource, SplatShaders};
@@ -62,8 +64,9 @@ pub(crate) struct SplatShaderAssets {
     /// By file path.
     entries: HashMap<&'static str, Handle<Shader>>,
     /// Per registered `SplatShader`, in id order: the preprocess running it, for the
-    /// full and the compact layout; `None` where it did not compose.
-    splat_shaders: Vec<Option<[Handle<Shader>; 2]>>,
+    /// full and the compact layout, then the same two with `RECEIVE`; `None` where it
+    /// did not compose.
+    splat_shaders: Vec<Option<[Handle<Shader>; 4]>>,
 }
 
 /// Adds the entry shaders and the splat shader variants to the app's shaders (at
@@ -111,9 +114,9 @@ pub(crate) fn add_shader_assets(app: &mut App) -> SplatShaderAssets {
 }
 
 /// The preprocess with `source`'s `modify_splat`, for the full and the compact
-/// layout, as (asset path, WGSL); `None`, with the reason in the log, where it does
-/// not compose.
-fn compose_splat_shader(source: &SplatShaderSource) -> Option<[(String, String); 2]> {
+/// layout, without and with `RECEIVE`, as (asset path, WGSL); `None`, with the reason
+/// in the log, where it does not compose.
+fn compose_splat_shader(source: &SplatShaderSource) -> Option<[(String, String); 4]> {
     let composed = shader_library()
         .with_user_shader(&source.name, &source.wgsl)
         .and_then(|mut library| {
@@ -125,6 +128,11 @@ fn compose_splat_shader(source: &SplatShaderSource) -> Option<[(String, String);
             Ok([
                 variant(&[WITH_SPLAT_SHADER], "")?,
                 variant(&[WITH_SPLAT_SHADER, COMPACT_LAYOUT], "_compact")?,
+                variant(&[WITH_SPLAT_SHADER, RECEIVE], "_receive")?,
+                variant(
+                    &[WITH_SPLAT_SHADER, COMPACT_LAYOUT, RECEIVE],
+                    "_compact_receive",
+                )?,
             ])
         });
     composed
@@ -154,7 +162,25 @@ pub(crate) struct CachedBuilder<'a> {
     crate_defs: &'a [ShaderDef],
 }
 
-impl CachedBuilder<'_> {
+impl<'a> CachedBuilder<'a> {
+    /// A builder that queues on `cache`, with `crate_defs` on every kernel.
+    pub(crate) fn new(
+        (device, cache): (&'a RenderDevice, &'a PipelineCache),
+        shaders: &'a SplatShaderAssets,
+        fullscreen: &'a FullscreenShader,
+        queued: &'a mut QueuedKernels,
+        crate_defs: &'a [ShaderDef],
+    ) -> Self {
+        Self {
+            device,
+            cache,
+            shaders,
+            fullscreen,
+            queued,
+            crate_defs,
+        }
+    }
+
     /// `own` defs with the crate's, as Bevy's.
     pub fn shader_defs(&self, own: &[ShaderDef]) -> Vec<ShaderDefVal> {
         bevy_defs(self.crate_defs, own)
@@ -211,18 +237,29 @@ impl CachedBuilder<'_> {
         cache.get_compute_pipeline_state(id)
     }
 
-    /// The variants of the app's splat shaders, in id order, or `None` while any is
-    /// still compiling; one that failed (reported in the log by Bevy) is `None` in
-    /// the list, and its clouds are drawn without it.
-    fn splat_shader_variants(&mut self) -> Option<Vec<Option<LayoutPipelines>>> {
-        let layout = preprocess::layout_descriptor();
+    /// The variants of the app's splat shaders (with `receive`, their `RECEIVE`
+    /// ones), in id order, or `None` while any is still compiling; one that failed
+    /// (reported in the log by Bevy) is `None` in the list, and its clouds are drawn
+    /// without it.
+    pub(crate) fn splat_shader_variants(
+        &mut self,
+        receive: bool,
+    ) -> Option<Vec<Option<LayoutPipelines>>> {
+        let layout = match receive {
+            false => preprocess::layout_descriptor(),
+            true => receive_layout(preprocess::layout_descriptor()),
+        };
         let variants = self.shaders.splat_shaders.clone();
         let mut all_settled = true;
         let mut built = Vec::with_capacity(variants.len());
         for handles in variants {
-            let Some([full, compact]) = handles else {
+            let Some([full, compact, full_receive, compact_receive]) = handles else {
                 built.push(None);
                 continue;
+            };
+            let (full, compact) = match receive {
+                false => (full, compact),
+                true => (full_receive, compact_receive),
             };
             let mut compile = |handle: Handle<Shader>| {
                 let key = format!("{:?}", handle.id());
@@ -247,7 +284,7 @@ impl CachedBuilder<'_> {
 }
 
 /// `crate_defs` and `own`, as Bevy's shader defs.
-fn bevy_defs(crate_defs: &[ShaderDef], own: &[ShaderDef]) -> Vec<ShaderDefVal> {
+pub(crate) fn bevy_defs(crate_defs: &[ShaderDef], own: &[ShaderDef]) -> Vec<ShaderDefVal> {
     crate_defs
         .iter()
         .chain(own)
@@ -366,7 +403,7 @@ pub(crate) fn queue_splat_pipelines(
     };
     let sort = SortAlgorithm::for_adapter(&adapter);
     let pipelines = SplatPipelines::build(&mut builder, sort);
-    let variants = builder.splat_shader_variants();
+    let variants = builder.splat_shader_variants(false);
     let (Some(mut pipelines), Some(variants)) = (pipelines, variants) else {
         return;
     };

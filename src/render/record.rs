@@ -14,6 +14,7 @@ use bevy::render::sync_world::MainEntity;
 use bevy::render::view::{ViewDepthTexture, ViewTarget};
 use wgpu::{CommandEncoder, ComputePass};
 
+use super::lighting::ViewLightPass;
 use super::passes::preprocess::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
 use super::passes::{FullscreenPasses, SplatPipelines};
@@ -84,6 +85,8 @@ pub(crate) struct Raster<'a> {
     pub surface_only: bool,
     pub picks: Option<(&'a PickTicket, &'a ViewPicks)>,
     pub lod: Option<&'a ViewLod>,
+    /// The light pass, for a camera whose clouds receive light.
+    pub light: Option<&'a ViewLightPass>,
 }
 
 /// Records a view's compute stages, preprocess to tile render (and its picks), into
@@ -123,10 +126,16 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                         &dispatch.bind_group,
                         dispatch.params_offset,
                         dispatch.threads,
-                        (dispatch.compact, dispatch.variant),
+                        (dispatch.compact, dispatch.variant, dispatch.receive),
                     );
                 }
                 pipelines.indirect.encode_visible(pass, &band.indirect);
+            }
+            // Lit where the splats stand, before anything reads their colours.
+            if let Some(light) = raster.light {
+                for (index, (_, buffers)) in bands().enumerate() {
+                    light.encode(pass, index, &buffers.counters);
+                }
             }
         },
     );
@@ -247,6 +256,7 @@ type SplatViewItem<'a> = (
     Option<&'a ViewPicks>,
     Option<&'a SceneCopy>,
     Option<&'a ViewLod>,
+    Option<&'a ViewLightPass>,
 );
 
 pub fn splat_pass(
@@ -257,7 +267,7 @@ pub fn splat_pass(
     mut ctx: RenderContext,
 ) {
     let started = Instant::now();
-    let (target, depth, main_entity, timed, drawn, timestamps, view_picks, scene_copy, lod) =
+    let (target, depth, main_entity, timed, drawn, timestamps, view_picks, scene_copy, lod, light) =
         view.into_inner();
     let (Some(pipelines), Some(fullscreen), Some((frame, buffers))) =
         (pipelines, fullscreen, drawn)
@@ -279,6 +289,7 @@ pub fn splat_pass(
         surface_only: false,
         picks,
         lod,
+        light,
     };
     record_raster(encoder, &diagnostics, timestamps, &pipelines, &raster);
 

@@ -126,7 +126,8 @@ fn the_preprocess_inputs_match_their_wgsl() {
         camera_in_cloud,
         antialiased,
         shader_time,
-        _pad,
+        lighting,
+        lighting_strength,
         tint,
         crop_count,
         crop_keeps,
@@ -221,6 +222,12 @@ fn the_records_have_the_sizes_the_host_allocates() {
     let module = compose(wgsl_file!("tile_render.wgsl"), &[]);
     let projected = wgsl_layout(&module, Some("bevy_splat::common"), "ProjectedSplat");
     assert_eq!(u64::from(projected.size), PROJECTED_SPLAT_BYTES);
+    let receive = compose(wgsl_file!("preprocess.wgsl"), &[super::preprocess::RECEIVE]);
+    let lit_point = wgsl_layout(&receive, Some("bevy_splat::preprocess::types"), "LitPoint");
+    assert_eq!(
+        u64::from(lit_point.size),
+        super::preprocess::LIT_POINT_BYTES
+    );
     let pick = compose(wgsl_file!("pick.wgsl"), &[ShaderDef::UInt("LIST", 0)]);
     assert_eq!(
         u64::from(wgsl_layout(&pick, None, "PickHit").size),

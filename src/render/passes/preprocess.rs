@@ -6,7 +6,7 @@ use bytemuck::{Pod, Zeroable};
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
 use super::builder::{EntryShader, Kernel, PipelineBuilder};
-use super::common::{ShaderChecks, bind_group, grid_for, slice, storage, uniform};
+use super::common::{ShaderChecks, grid_for, slice, storage, uniform};
 use super::indirect::COUNTERS_SIZE;
 use super::library::{ShaderDef, wgsl_file};
 use crate::lod::cut::{LOD_BINS, LOD_BINS_PER_OCTAVE, LOD_FEEDBACK_WORDS, LOD_LOWEST_OCTAVE};
@@ -33,7 +33,11 @@ pub struct CloudInstance {
     pub antialiased: u32,
     /// For a cloud with a `SplatShader`: the time it is given, in seconds.
     pub shader_time: f32,
-    pub _pad: [u32; 2],
+    /// `SplatLighting`: [`LIGHTING_UNLIT`], [`LIGHTING_SHADOWED`] or [`LIGHTING_LIT`],
+    /// with [`LIGHTING_RECEIVES_SHADOWS`] unless the cloud has `NotShadowReceiver`.
+    pub lighting: u32,
+    /// `SplatLighting::Shadowed`'s strength (1 for `Lit`).
+    pub lighting_strength: f32,
     /// Colour (rgb) and opacity (a) multipliers (`SplatTint`).
     pub tint: [f32; 4],
     /// How many of `crops` act, and how many of those keep (the rest cut).
@@ -46,6 +50,21 @@ pub struct CloudInstance {
     pub world_from_cloud: [[f32; 4]; 4],
     pub shader_params: [[f32; 4]; 2],
 }
+
+/// A cloud whose trained colours are drawn as they are.
+pub const LIGHTING_UNLIT: u32 = 0;
+/// Trained colours, darkened where casters block the lights.
+pub const LIGHTING_SHADOWED: u32 = 1;
+/// Trained colours as albedo under the scene's lights.
+pub const LIGHTING_LIT: u32 = 2;
+/// The bits of `CloudInstance::lighting` that hold the mode.
+pub const LIGHTING_MODE_MASK: u32 = 0xff;
+/// Set where the cloud samples the shadow maps (it has no `NotShadowReceiver`).
+pub const LIGHTING_RECEIVES_SHADOWS: u32 = 0x100;
+
+/// Bytes of one `LitPoint` (`preprocess_types.wgsl`), what the `RECEIVE` variant
+/// writes per projected splat for the light pass.
+pub const LIT_POINT_BYTES: u64 = 32;
 
 /// Crop volumes per cloud on the GPU (`SplatCrop` volumes past it are ignored).
 pub const MAX_CROP_VOLUMES_GPU: usize = 4;
@@ -110,8 +129,13 @@ pub const CHUNK_PARAMS_STRIDE: u64 = 256;
 
 /// The sizes the preprocess's modules share with the host's layouts, from their one
 /// definition here and in `compact.rs`, as shader defs (every module gets them).
-pub(crate) fn shared_defs() -> [ShaderDef; 7] {
+pub(crate) fn shared_defs() -> [ShaderDef; 12] {
     [
+        ShaderDef::UInt("LIGHTING_UNLIT", LIGHTING_UNLIT),
+        ShaderDef::UInt("LIGHTING_SHADOWED", LIGHTING_SHADOWED),
+        ShaderDef::UInt("LIGHTING_LIT", LIGHTING_LIT),
+        ShaderDef::UInt("LIGHTING_MODE_MASK", LIGHTING_MODE_MASK),
+        ShaderDef::UInt("LIGHTING_RECEIVES_SHADOWS", LIGHTING_RECEIVES_SHADOWS),
         ShaderDef::UInt("MAX_CROP_VOLUMES", MAX_CROP_VOLUMES_GPU as u32),
         ShaderDef::UInt("POSITION_BLOCK", POSITION_BLOCK as u32),
         ShaderDef::UInt("POSITION_BOX_WORDS", POSITION_BOX_WORDS as u32),
@@ -134,6 +158,16 @@ pub(crate) const WITH_SPLAT_SHADER: ShaderDef = ShaderDef::Flag("SPLAT_SHADER");
 /// The shader def of a preprocess that draws a cut of a level-of-detail tree.
 pub(crate) const LOD: ShaderDef = ShaderDef::Flag("LOD");
 
+/// The shader def of a preprocess that also writes each projected splat's `LitPoint`,
+/// for a view whose clouds receive light.
+pub(crate) const RECEIVE: ShaderDef = ShaderDef::Flag("RECEIVE");
+/// The binding of the `LitPoint`s in the `RECEIVE` variants.
+const LIT_POINTS_BINDING: u32 = 12;
+
+/// Storage buffers the `RECEIVE` variant binds in one stage: one more than the plain
+/// one, beyond WebGPU's default of 8 (with LOD, one more than [`LOD_STORAGE_BUFFERS`]).
+pub const RECEIVE_STORAGE_BUFFERS: u32 = 9;
+
 /// Storage buffers the LOD variant binds in one stage: two more than the others,
 /// beyond WebGPU's default of 8 (most adapters offer 10 or more).
 pub const LOD_STORAGE_BUFFERS: u32 = 10;
@@ -151,6 +185,100 @@ pub struct PreprocessPass {
     /// Per registered `SplatShader`, in id order: its variants, or `None` where its
     /// WGSL did not compile (its clouds are drawn without it).
     shaders: Vec<Option<LayoutPipelines>>,
+    /// The `RECEIVE` variants, built once some view first draws a cloud that receives
+    /// light (`render::lighting`); `None` until then.
+    receive: Option<ReceiveVariants>,
+}
+
+/// The preprocess variants that also write `LitPoint`s, with their layouts.
+pub(crate) struct ReceiveVariants {
+    layout: BindGroupLayout,
+    plain: LayoutPipelines,
+    /// `None` on a device without the storage buffers LOD and `RECEIVE` need together.
+    lod: Option<(BindGroupLayout, LayoutPipelines)>,
+    /// Per registered `SplatShader`, as [`PreprocessPass`]'s own.
+    shaders: Vec<Option<LayoutPipelines>>,
+}
+
+impl ReceiveVariants {
+    /// The `RECEIVE` variants of the built-in preprocess (the splat shaders' are set
+    /// with [`Self::with_splat_shaders`]), or `None` while they compile or on a
+    /// device with fewer than [`RECEIVE_STORAGE_BUFFERS`] storage buffers per stage.
+    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
+        let storage_buffers = builder
+            .device()
+            .limits()
+            .max_storage_buffers_per_shader_stage;
+        if storage_buffers < RECEIVE_STORAGE_BUFFERS {
+            return None;
+        }
+        let layout = receive_layout(layout_descriptor());
+        let plain = layout_pipelines(builder, &layout, "splat preprocess (receive)", &[RECEIVE]);
+        let lod = if storage_buffers > LOD_STORAGE_BUFFERS {
+            let lod_layout = receive_layout(lod_layout_descriptor());
+            let pipelines = layout_pipelines(
+                builder,
+                &lod_layout,
+                "splat preprocess (LOD, receive)",
+                &[LOD, RECEIVE],
+            );
+            Some((builder.layout(&lod_layout), pipelines?))
+        } else {
+            None
+        };
+        Some(Self {
+            layout: builder.layout(&layout),
+            plain: plain?,
+            lod,
+            shaders: Vec::new(),
+        })
+    }
+
+    /// With the app's splat shaders' `RECEIVE` variants, in id order.
+    pub fn with_splat_shaders(mut self, shaders: Vec<Option<LayoutPipelines>>) -> Self {
+        self.shaders = shaders;
+        self
+    }
+
+    /// Whether a view drawing LOD cuts can receive light on this device.
+    pub fn supports_lod(&self) -> bool {
+        self.lod.is_some()
+    }
+}
+
+/// The full and compact pipelines of one variant of the preprocess.
+fn layout_pipelines(
+    builder: &mut dyn PipelineBuilder,
+    layout: &BindGroupLayoutDescriptor,
+    label: &'static str,
+    defs: &[ShaderDef],
+) -> Option<LayoutPipelines> {
+    let compact_defs: Vec<ShaderDef> = defs.iter().copied().chain([COMPACT_LAYOUT]).collect();
+    let full = builder.kernel(&Kernel {
+        label,
+        layout,
+        shader: SHADER,
+        entry_point: "preprocess",
+        defs,
+    });
+    let compact = builder.kernel(&Kernel {
+        label,
+        layout,
+        shader: SHADER,
+        entry_point: "preprocess",
+        defs: &compact_defs,
+    });
+    Some(LayoutPipelines {
+        full: full?,
+        compact: compact?,
+    })
+}
+
+/// `base` with the `LitPoint`s bound.
+pub(crate) fn receive_layout(mut base: BindGroupLayoutDescriptor) -> BindGroupLayoutDescriptor {
+    base.label = format!("{} (receive)", base.label).into();
+    base.entries.push(storage(LIT_POINTS_BINDING, false));
+    base
 }
 
 /// Which preprocess a dispatch runs.
@@ -203,56 +331,37 @@ impl PreprocessPass {
     /// The preprocess without splat shaders, or `None` while it is being compiled.
     pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
         let layout = layout_descriptor();
-        let mut pipeline = |label, defs: &[ShaderDef]| {
-            builder.kernel(&Kernel {
-                label,
-                layout: &layout,
-                shader: SHADER,
-                entry_point: "preprocess",
-                defs,
-            })
-        };
-        let full = pipeline("splat preprocess", &[]);
-        let compact = pipeline("splat preprocess (compact)", &[COMPACT_LAYOUT]);
+        let plain = layout_pipelines(builder, &layout, "splat preprocess", &[]);
         let lod_capable = builder
             .device()
             .limits()
             .max_storage_buffers_per_shader_stage
             >= LOD_STORAGE_BUFFERS;
-        let lod_layout = lod_layout_descriptor();
-        let lod = lod_capable.then(|| {
-            let mut pipeline = |label, defs: &[ShaderDef]| {
-                builder.kernel(&Kernel {
-                    label,
-                    layout: &lod_layout,
-                    shader: SHADER,
-                    entry_point: "preprocess",
-                    defs,
-                })
-            };
-            let full = pipeline("splat preprocess (LOD)", &[LOD]);
-            let compact = pipeline("splat preprocess (LOD, compact)", &[LOD, COMPACT_LAYOUT]);
-            (full, compact)
-        });
-        let lod = match lod {
-            Some((full, compact)) => Some((
-                builder.layout(&lod_layout),
-                LayoutPipelines {
-                    full: full?,
-                    compact: compact?,
-                },
-            )),
-            None => None,
+        let lod = if lod_capable {
+            let lod_layout = lod_layout_descriptor();
+            let pipelines =
+                layout_pipelines(builder, &lod_layout, "splat preprocess (LOD)", &[LOD]);
+            Some((builder.layout(&lod_layout), pipelines?))
+        } else {
+            None
         };
         Some(Self {
             layout: builder.layout(&layout),
-            plain: LayoutPipelines {
-                full: full?,
-                compact: compact?,
-            },
+            plain: plain?,
             lod,
             shaders: Vec::new(),
+            receive: None,
         })
+    }
+
+    /// Sets the `RECEIVE` variants, once built.
+    pub fn set_receive(&mut self, receive: ReceiveVariants) {
+        self.receive = Some(receive);
+    }
+
+    /// The `RECEIVE` variants, once built.
+    pub fn receive(&self) -> Option<&ReceiveVariants> {
+        self.receive.as_ref()
     }
 
     /// Whether this device draws level-of-detail cuts (`SplatLod`).
@@ -269,26 +378,49 @@ impl PreprocessPass {
     /// The bind group of a chunk drawn as a cut of its level-of-detail tree: the plain
     /// one's buffers (`plain`, in [`Self::bind_group`]'s order) with the chunk's node
     /// records and the view's feedback. `None` where the device has no LOD variant.
+    /// With `lit_points`, the `RECEIVE` variant's (`None` where it is not built).
     pub fn lod_bind_group(
         &self,
         device: &Device,
         plain: [&Buffer; 10],
-        records: &Buffer,
-        feedback: &Buffer,
+        (records, feedback): (&Buffer, &Buffer),
+        lit_points: Option<&Buffer>,
     ) -> Option<BindGroup> {
-        let (layout, _) = self.lod.as_ref()?;
-        Some(bind_group(
+        let layout = match lit_points {
+            None => &self.lod.as_ref()?.0,
+            Some(_) => &self.receive.as_ref()?.lod.as_ref()?.0,
+        };
+        let lod = [
+            (10, records.as_entire_binding()),
+            (11, slice(feedback, 0, LOD_FEEDBACK_BYTES)),
+        ];
+        Some(Self::bind(
             device,
             "splat preprocess (LOD)",
             layout,
-            &Self::entries(plain)
-                .into_iter()
-                .chain([
-                    records.as_entire_binding(),
-                    slice(feedback, 0, LOD_FEEDBACK_BYTES),
-                ])
-                .collect::<Vec<_>>(),
+            (0..).zip(Self::entries(plain)).chain(lod),
+            lit_points,
         ))
+    }
+
+    /// A bind group of `numbered` (binding, resource) entries, and the `LitPoint`s.
+    fn bind<'a>(
+        device: &Device,
+        label: &str,
+        layout: &BindGroupLayout,
+        numbered: impl Iterator<Item = (u32, wgpu::BindingResource<'a>)>,
+        lit_points: Option<&'a Buffer>,
+    ) -> BindGroup {
+        let lit_points = lit_points.map(|buffer| (LIT_POINTS_BINDING, buffer.as_entire_binding()));
+        let entries: Vec<_> = numbered
+            .chain(lit_points)
+            .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
+            .collect();
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(label),
+            layout,
+            entries: &entries,
+        })
     }
 
     /// The plain layout's bindings of `buffers`, in [`Self::bind_group`]'s order.
@@ -322,14 +454,25 @@ impl PreprocessPass {
     /// Binds one chunk of an asset's splats, and the view's instances, to its outputs:
     /// the view uniform, the chunk parameters, the chunk's geometry and SH, the
     /// projected splats, the counters, the instances, the depth keys, the pair counts
-    /// and the pick sources.
-    pub fn bind_group(&self, device: &Device, buffers: [&Buffer; 10]) -> BindGroup {
-        bind_group(
+    /// and the pick sources; with `lit_points`, for the `RECEIVE` variant (`None`
+    /// where it is not built).
+    pub fn bind_group(
+        &self,
+        device: &Device,
+        buffers: [&Buffer; 10],
+        lit_points: Option<&Buffer>,
+    ) -> Option<BindGroup> {
+        let layout = match lit_points {
+            None => &self.layout,
+            Some(_) => &self.receive.as_ref()?.layout,
+        };
+        Some(Self::bind(
             device,
             "splat preprocess",
-            &self.layout,
-            &Self::entries(buffers),
-        )
+            layout,
+            (0..).zip(Self::entries(buffers)),
+            lit_points,
+        ))
     }
 
     /// The x width (in threads) of the grid that `threads` threads need.
@@ -340,27 +483,31 @@ impl PreprocessPass {
     /// Records one dispatch of `threads` threads (splats × instances); `params_offset`
     /// selects its `ChunkParams`, `compact` the asset's layout and `variant` the
     /// instances' `SplatShader` (one it could not build, or does not know, runs as
-    /// none) or the LOD cut (whose bind group is a [`Self::lod_bind_group`]).
+    /// none) or the LOD cut (whose bind group is a [`Self::lod_bind_group`]);
+    /// `receive`, the `RECEIVE` variant (its bind group made with `LitPoint`s).
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
         params_offset: u32,
         threads: u32,
-        (compact, variant): (bool, PreprocessVariant),
+        (compact, variant, receive): (bool, PreprocessVariant, bool),
     ) {
         let (x, y) = grid_for(threads);
         if x == 0 {
             return;
         }
+        let (plain, lod, shaders) = match (receive, &self.receive) {
+            (true, Some(receive)) => (&receive.plain, receive.lod.as_ref(), &receive.shaders),
+            _ => (&self.plain, self.lod.as_ref(), &self.shaders),
+        };
         let pipelines = match variant {
-            PreprocessVariant::Plain => &self.plain,
-            PreprocessVariant::Shader(id) => self
-                .shaders
+            PreprocessVariant::Plain => plain,
+            PreprocessVariant::Shader(id) => shaders
                 .get(id.0 as usize)
                 .and_then(Option::as_ref)
-                .unwrap_or(&self.plain),
-            PreprocessVariant::Lod => match &self.lod {
+                .unwrap_or(plain),
+            PreprocessVariant::Lod => match lod {
                 Some((_, pipelines)) => pipelines,
                 None => return,
             },

@@ -11,6 +11,9 @@
     bins_in_row, WORKGROUP_SIZE, COUNTER_DEPTH_KEY_MAX,
 }
 #import bevy_splat::preprocess::types::{CropVolume, CloudInstance, chunk, MAX_CROP_VOLUMES}
+#ifdef RECEIVE
+#import bevy_splat::preprocess::types::{LitPoint, LIGHTING_STRENGTH_SHIFT}
+#endif
 // The reads of the asset's storage layout (bindings 2 and 3).
 #ifdef COMPACT_LAYOUT
 #import bevy_splat::preprocess::compact_layout::{load_geometry, sh_coefficient}
@@ -59,6 +62,11 @@ struct PreprocessCounters {
 // For pointer picking: each projected splat's instance and index in its asset. A
 // one-element stand-in when the view picks nothing.
 @group(0) @binding(9) var<storage, read_write> sources: array<vec2<u32>>;
+#ifdef RECEIVE
+// For a view whose clouds receive light (`SplatLighting`): what the light pass needs
+// of each projected splat, by slot.
+@group(0) @binding(12) var<storage, read_write> lit_points: array<LitPoint>;
+#endif
 
 // `SplatCrop`: inside some keep volume (when there are any) and inside no cut volume.
 // Reads the instance's volumes in place: copying the whole instance (448 bytes) into
@@ -235,6 +243,9 @@ fn project_splat(thread: u32) -> vec2<u32> {
     var s = exp(g.log_scale);
     // What a `SplatShader` adds to the colour.
     var colour_change = vec3<f32>(0.0);
+#ifdef RECEIVE
+    var world_position = (instances[instance].world_from_cloud * vec4<f32>(g.position, 1.0)).xyz;
+#endif
 #ifdef SPLAT_SHADER
     var splat_in: Splat;
     splat_in.position = (instances[instance].world_from_cloud * vec4<f32>(g.position, 1.0)).xyz;
@@ -256,6 +267,9 @@ fn project_splat(thread: u32) -> vec2<u32> {
     }
     p = (view.cam_from_world * vec4<f32>(splat_out.position, 1.0)).xyz;
     s = splat_out.scale;
+#ifdef RECEIVE
+    world_position = splat_out.position;
+#endif
 #endif
     if !(p.z >= view.near) {
         return none;
@@ -378,7 +392,47 @@ fn project_splat(thread: u32) -> vec2<u32> {
         if slot < arrayLength(&sources) {
             sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
         }
+#ifdef RECEIVE
+        lit_points[slot] = lit_point(instance, world_position, rot, s);
+#endif
         return vec2<u32>(key, 1u);
     }
     return none;
 }
+
+#ifdef RECEIVE
+// The splat's centre, shortest axis and largest spread in the world, and its cloud's
+// lighting. The axis is carried into the world as a normal (by the cofactor of the
+// cloud's linear part, right under any scale), and the standard deviation along it
+// as a plane's thickness (|det| / |cofactor · axis|).
+fn lit_point(instance: u32, world_position: vec3<f32>, rot_in: mat3x3<f32>, s_in: vec3<f32>) -> LitPoint {
+    // Locals, which every backend indexes at run time.
+    var rot = rot_in;
+    var s = s_in;
+    var shortest = 0u;
+    var longest = 0u;
+    for (var k = 1u; k < 3u; k++) {
+        if s[k] < s[shortest] {
+            shortest = k;
+        }
+        if s[k] > s[longest] {
+            longest = k;
+        }
+    }
+    let m4 = instances[instance].world_from_cloud;
+    let m = mat3x3<f32>(m4[0].xyz, m4[1].xyz, m4[2].xyz);
+    let cofactor = mat3x3<f32>(cross(m[1], m[2]), cross(m[2], m[0]), cross(m[0], m[1]));
+    let normal = cofactor * rot[shortest];
+    let normal_length = length(normal);
+    let thickness = s[shortest] * abs(determinant(m)) / max(normal_length, 1e-30);
+    var point: LitPoint;
+    point.position = world_position;
+    // At least 1e-12 long, so that a disc of no thickness keeps its normal.
+    let axis_length = max(thickness, 1e-12);
+    point.axis = select(vec3<f32>(0.0), normal / normal_length * axis_length, normal_length > 0.0);
+    point.spread = s[longest] * length(m * rot[longest]);
+    let strength = u32(round(saturate(instances[instance].lighting_strength) * 65535.0));
+    point.lighting = (instances[instance].lighting & 0xffffu) | (strength << LIGHTING_STRENGTH_SHIFT);
+    return point;
+}
+#endif

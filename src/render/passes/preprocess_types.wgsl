@@ -32,6 +32,10 @@ struct CloudInstance {
     antialiased: u32,
     // For a cloud with a `SplatShader`: the time it is given, in seconds.
     shader_time: f32,
+    // `SplatLighting`: LIGHTING_UNLIT, _SHADOWED or _LIT, with LIGHTING_RECEIVES_SHADOWS
+    // unless the cloud has `NotShadowReceiver`; and the `Shadowed` strength.
+    lighting: u32,
+    lighting_strength: f32,
     // Colour (rgb) and opacity (a) multipliers (`SplatTint`).
     tint: vec4<f32>,
     crop_count: u32,
@@ -68,3 +72,26 @@ struct ChunkParams {
 }
 
 @group(0) @binding(1) var<uniform> chunk: ChunkParams;
+
+// `SplatLighting` as `CloudInstance::lighting` and `LitPoint::mode` hold it (their
+// one definition is `render::passes::preprocess`'s `LIGHTING_*`).
+const LIGHTING_UNLIT: u32 = #{LIGHTING_UNLIT}u;
+const LIGHTING_SHADOWED: u32 = #{LIGHTING_SHADOWED}u;
+const LIGHTING_LIT: u32 = #{LIGHTING_LIT}u;
+const LIGHTING_MODE_MASK: u32 = #{LIGHTING_MODE_MASK}u;
+const LIGHTING_RECEIVES_SHADOWS: u32 = #{LIGHTING_RECEIVES_SHADOWS}u;
+// Where a `LitPoint`'s lighting word keeps the `Shadowed` strength (unorm16).
+const LIGHTING_STRENGTH_SHIFT: u32 = 16u;
+
+// What the light pass needs of one projected splat, by its slot (the `RECEIVE`
+// variant writes it): where its centre is in the world, its shortest axis there (a
+// trained surface's splats are flat discs across it) as long as the splat's standard
+// deviation along it, its largest standard deviation in the world, and its cloud's
+// lighting: the `CloudInstance::lighting` bits, with the `Shadowed` strength as
+// unorm16 in the top 16 bits.
+struct LitPoint {
+    position: vec3<f32>,
+    spread: f32,
+    axis: vec3<f32>,
+    lighting: u32,
+}

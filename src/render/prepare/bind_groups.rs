@@ -233,6 +233,7 @@ pub fn bind_bands(
                 &buffers.layer,
                 picks,
                 lod.map(|lod| &lod.feedback),
+                draw.receive,
             )
         })
         .collect()

@@ -10,11 +10,13 @@ use bevy::math::{Mat4, UVec2};
 use crate::asset::GaussianSplats;
 use crate::cloud::SplatRasterMode;
 use crate::crop::{SplatCrop, SplatCropMode, SplatCropShape};
+use crate::lighting::SplatLighting;
 use crate::render::extract::ExtractedCloud;
 use crate::render::gpu_cloud::GpuSplats;
 use crate::render::lod_trees::GpuLodTrees;
 use crate::render::passes::preprocess::{
-    CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, MAX_CROP_VOLUMES_GPU,
+    CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, LIGHTING_LIT,
+    LIGHTING_RECEIVES_SHADOWS, LIGHTING_SHADOWED, LIGHTING_UNLIT, MAX_CROP_VOLUMES_GPU,
 };
 use crate::render::view::dispatch::{DispatchPlan, LodNodes};
 use crate::render::view::lod::LodFrame;
@@ -37,8 +39,26 @@ pub struct ViewDraw {
     pub pick: Option<PickTicket>,
     /// The level-of-detail cut, for a camera with `SplatLod`.
     pub lod: Option<LodFrame>,
+    /// Its clouds receive light: the preprocess writes `LitPoint`s and the light pass
+    /// runs (`render::lighting`).
+    pub receive: bool,
     /// CPU time spent planning and sizing this frame, in nanoseconds.
     pub planned_ns: u64,
+}
+
+/// `CloudInstance::lighting` for `cloud`.
+fn lighting_bits(cloud: &ExtractedCloud) -> u32 {
+    let mode = match cloud.lighting {
+        SplatLighting::Unlit => LIGHTING_UNLIT,
+        SplatLighting::Shadowed { .. } => LIGHTING_SHADOWED,
+        SplatLighting::Lit => LIGHTING_LIT,
+    };
+    let receives = if cloud.receives_shadows {
+        LIGHTING_RECEIVES_SHADOWS
+    } else {
+        0
+    };
+    mode | receives
 }
 
 /// `crop`'s first volumes as the preprocess tests them.
@@ -115,7 +135,8 @@ pub fn plan_dispatches(
                     .map_or(gpu.antialiased, |mode| mode == SplatRasterMode::Antialiased),
             ),
             shader_time: time,
-            _pad: [0; 2],
+            lighting: lighting_bits(cloud),
+            lighting_strength: cloud.lighting.strength(),
             tint: cloud.tint.sanitized(),
             crop_count: 0,
             crop_keeps: 0,

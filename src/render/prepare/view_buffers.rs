@@ -59,6 +59,31 @@ type ViewItem<'a> = (
     (Option<&'a SplatLod>, Option<&'a mut ViewLod>),
 );
 
+/// Whether a view that draws `drawn` runs the light pass: some cloud receives light
+/// and the pass and the preprocess's `RECEIVE` variants are built (`render::lighting`
+/// builds them once a cloud asks) for the view's cut, if it draws one. Until then,
+/// and on a device that cannot, its clouds are drawn unlit.
+fn receives_light(
+    drawn: &[(bevy::ecs::entity::Entity, &ExtractedCloud, &GpuSplats)],
+    pipelines: &SplatPipelines,
+    lod: bool,
+) -> bool {
+    let wanted = drawn
+        .iter()
+        .any(|(_, cloud, _)| cloud.lighting.receives_light());
+    if wanted && cfg!(not(feature = "shadows")) {
+        bevy::log::warn_once!(
+            "a cloud has SplatLighting, which needs bevy_splat's `shadows` feature; it is \
+             drawn unlit"
+        );
+    }
+    wanted
+        && pipelines
+            .preprocess
+            .receive()
+            .is_some_and(|receive| !lod || receive.supports_lod())
+}
+
 /// Plans every view's draw ([`ViewDraw`]), reads back what earlier frames measured and
 /// picked, and brings the view's buffers, timestamps and pick buffers (components on
 /// the view) to what this frame needs.
@@ -152,12 +177,14 @@ pub fn prepare_splat_view_buffers(
             Some(settings) => splats.min(u64::from(settings.budget.max(1))),
             None => splats,
         };
+        let receive = receives_light(&drawn, &pipelines, lod.is_some());
         let need = ViewNeed {
             splats: u32::try_from(splats).unwrap_or(u32::MAX),
             chunks: dispatches.len() as u32,
             instances: instances.len() as u32,
             tiles: tiles_for(size),
             sources: pick_request.is_some(),
+            lit_points: receive,
         };
 
         // Made when the camera asks to be timed, dropped when it no longer does.
@@ -228,6 +255,7 @@ pub fn prepare_splat_view_buffers(
             dispatches,
             pick,
             lod,
+            receive,
             planned_ns: started.elapsed().as_nanos() as u64,
         });
         live.push(main_entity.id());

@@ -169,6 +169,7 @@ pub fn prepare_shadow_views(
             instances: instances.len() as u32,
             tiles: tiles_for(size),
             sources: false,
+            lit_points: false,
         };
         size_view(
             &mut commands,
@@ -183,6 +184,7 @@ pub fn prepare_shadow_views(
         );
         let mut entity_commands = commands.entity(entity);
         entity_commands.insert(ViewDraw {
+            receive: false,
             camera,
             origin: UVec2::ZERO,
             size,

@@ -96,6 +96,7 @@ fn record(
             surface_only: true,
             picks: None,
             lod: *lod,
+            light: None,
         };
         record_raster(encoder, &per_stage, None, pipelines, &raster);
         resolve(encoder, fullscreen, shadow_view, frame);

@@ -20,7 +20,8 @@ use crate::render::passes::indirect::{
 };
 use crate::render::passes::preprocess::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::{
-    CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, PROJECTED_SPLAT_BYTES, PreprocessPass,
+    CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, LIT_POINT_BYTES, PROJECTED_SPLAT_BYTES,
+    PreprocessPass,
 };
 use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortValues};
 use crate::render::passes::scan::ScanBuffers;
@@ -45,6 +46,9 @@ pub struct BandCapacity {
     /// Whether the band records where each projected splat came from (a view that
     /// picks): 8 more bytes per splat.
     pub sources: bool,
+    /// Whether the band records what the light pass needs of each projected splat (a
+    /// view whose clouds receive light): `LIT_POINT_BYTES` more per splat.
+    pub lit_points: bool,
 }
 
 impl BandCapacity {
@@ -74,6 +78,7 @@ impl BandCapacity {
             && self.tiles == need.tiles
             && self.rows == need.rows
             && self.sources == need.sources
+            && self.lit_points == need.lit_points
     }
 }
 
@@ -86,6 +91,9 @@ pub struct BandBuffers {
     /// Each projected splat's instance and asset index, for picks (see
     /// `BandCapacity::sources`); one element otherwise.
     pub sources: Buffer,
+    /// Each projected splat's `LitPoint`, for the light pass (see
+    /// `BandCapacity::lit_points`); one element otherwise.
+    pub lit_points: Buffer,
     /// The four buffers the frame's per-splat and per-pair arrays share
     /// (`buffer_plan`): the depth and pair sorts' keys and values, the pair counts, the
     /// first pair slots and the tile lists.
@@ -150,6 +158,12 @@ impl BandBuffers {
             device,
             "splat sources",
             if capacity.sources { splats * 8 } else { 8 },
+            storage,
+        );
+        let lit_points = buffer(
+            device,
+            "splat lit points",
+            LIT_POINT_BYTES * if capacity.lit_points { splats } else { 1 },
             storage,
         );
         // The frame's per-splat and per-pair arrays share four buffers (`buffer_plan`).
@@ -224,6 +238,7 @@ impl BandBuffers {
             &instances,
             &projected,
             &sources,
+            &lit_points,
             &counters,
             &capacities,
             &ranges,
@@ -246,6 +261,7 @@ impl BandBuffers {
             instances,
             projected,
             sources,
+            lit_points,
             shared,
             counters,
             capacities,
@@ -330,6 +346,7 @@ mod tests {
                 tiles: UVec2::new(tiles_x, tiles_y),
                 rows: 0..tiles_y,
                 sources: false,
+                lit_points: false,
             }
             .pair_key_bits()
         };

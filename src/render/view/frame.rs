@@ -53,20 +53,22 @@ pub struct BandFrame {
 
 /// One cloud chunk's preprocess: its bind group, the offset of its `ChunkParams`, its
 /// thread count (splats × instances), whether its asset is in the compact layout and
-/// which preprocess it runs.
+/// which preprocess it runs (and whether its `RECEIVE` variant).
 pub struct PreprocessDispatch {
     pub bind_group: BindGroup,
     pub params_offset: u32,
     pub threads: u32,
     pub compact: bool,
     pub variant: PreprocessVariant,
+    pub receive: bool,
 }
 
 /// Binds one band's buffers to every pass. The band's chunk parameters must already
 /// be written, one per dispatch at `CHUNK_PARAMS_STRIDE` apart. `lod_feedback`: the
 /// view's LOD feedback buffer, which dispatches over tree nodes bind. `None` where a
 /// dispatch draws tree nodes on a view without one, or a device without the LOD
-/// variant.
+/// variant. `receive`: the preprocess also writes the band's `LitPoint`s (its
+/// `RECEIVE` variants must be built).
 #[expect(clippy::too_many_arguments, reason = "one frame's bindings, named")]
 pub fn band_frame(
     device: &Device,
@@ -78,7 +80,9 @@ pub fn band_frame(
     layer: &SplatLayer,
     picks: Option<&ViewPicks>,
     lod_feedback: Option<&wgpu::Buffer>,
+    receive: bool,
 ) -> Option<BandFrame> {
+    let lit_points = receive.then_some(&band.lit_points);
     let preprocess = dispatches
         .iter()
         .enumerate()
@@ -99,10 +103,12 @@ pub fn band_frame(
                 Some(lod) => pipelines.preprocess.lod_bind_group(
                     device,
                     buffers,
-                    lod.records,
-                    lod_feedback?,
+                    (lod.records, lod_feedback?),
+                    lit_points,
                 )?,
-                None => pipelines.preprocess.bind_group(device, buffers),
+                None => pipelines
+                    .preprocess
+                    .bind_group(device, buffers, lit_points)?,
             };
             Some(PreprocessDispatch {
                 bind_group,
@@ -110,6 +116,7 @@ pub fn band_frame(
                 threads: dispatch.threads(),
                 compact: dispatch.splats.storage == SplatStorage::Compact,
                 variant: dispatch.variant(),
+                receive,
             })
         })
         .collect::<Option<Vec<_>>>()?;

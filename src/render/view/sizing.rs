@@ -24,6 +24,9 @@ pub struct ViewNeed {
     pub tiles: UVec2,
     /// The view picks: its bands record each projected splat's source.
     pub sources: bool,
+    /// The view's clouds receive light: its bands record each projected splat's
+    /// `LitPoint`.
+    pub lit_points: bool,
 }
 
 /// The capacities of every band for this frame. Uses the GPU's latest report on the
@@ -94,6 +97,7 @@ pub fn plan_bands(
             tiles: need.tiles,
             rows: tile_rows(&band.rows, need.tiles.y),
             sources: need.sources,
+            lit_points: need.lit_points,
         })
         .collect()
 }

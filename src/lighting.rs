@@ -1,0 +1,73 @@
+//! How a cloud takes the scene's light: `SplatLighting`.
+
+use bevy::ecs::prelude::*;
+use bevy::reflect::prelude::*;
+
+/// How a cloud's splats take the light of Bevy's directional, point and spot lights.
+///
+/// Each splat is lit at its centre, once per frame, after it is projected (the light
+/// pass of `render::lighting`): a splat darker or brighter by a shadow edge crossing
+/// it is darkened or brightened whole, so a shadow's edge on a scan is as sharp as the
+/// scan's splats are small. `NotShadowReceiver` on the cloud keeps every mode from
+/// sampling the shadow maps. Needs the `shadows` feature (on by default) and a device
+/// with 9 storage buffers per shader stage (11 for a camera with `SplatLod`); elsewhere
+/// the cloud is drawn `Unlit`, with a warning.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
+pub enum SplatLighting {
+    /// The trained colours as they are: today's image, exactly, at no cost.
+    #[default]
+    Unlit,
+    /// The trained colours (whose baked light stays), darkened where a caster blocks
+    /// the lights: by `strength` (0 to 1) times the share of the lights' irradiance at
+    /// the splat that is blocked (lights weighted by their luminance there).
+    Shadowed {
+        /// 1: a fully blocked splat goes black; 0: nothing changes.
+        strength: f32,
+    },
+    /// The trained colour as albedo of a Lambertian surface: the scene's ambient light
+    /// and each light's irradiance over π (shadowed where casters block it), times the
+    /// camera's exposure, as Bevy's PBR lights a rough, non-metal mesh. The normal is
+    /// each splat's shortest axis, turned toward the camera. An approximation that
+    /// suits scans captured under flat, even light; a scan's baked shading stays in
+    /// its albedo.
+    Lit,
+}
+
+impl SplatLighting {
+    /// Shadows at full strength on the trained colours.
+    pub const SHADOWED: Self = Self::Shadowed { strength: 1.0 };
+
+    /// Whether the cloud is drawn through the light pass.
+    pub fn receives_light(&self) -> bool {
+        !matches!(self, Self::Unlit)
+    }
+
+    /// The `Shadowed` strength the GPU applies: within 0..=1, NaN as 0.
+    pub fn strength(&self) -> f32 {
+        match *self {
+            Self::Unlit => 0.0,
+            Self::Shadowed { strength } if strength.is_nan() => 0.0,
+            Self::Shadowed { strength } => strength.clamp(0.0, 1.0),
+            Self::Lit => 1.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strengths_are_clamped_and_nan_changes_nothing() {
+        assert_eq!(SplatLighting::Shadowed { strength: 2.0 }.strength(), 1.0);
+        assert_eq!(SplatLighting::Shadowed { strength: -1.0 }.strength(), 0.0);
+        assert_eq!(
+            SplatLighting::Shadowed { strength: f32::NAN }.strength(),
+            0.0
+        );
+        assert_eq!(SplatLighting::SHADOWED.strength(), 1.0);
+        assert!(!SplatLighting::default().receives_light());
+        assert!(SplatLighting::Lit.receives_light());
+    }
+}
