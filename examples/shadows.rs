@@ -1,7 +1,7 @@
 //! Splats and meshes share the light: the angel scan stands on a mesh floor before a
 //! wall of splats, under a sun that circles the sky. The angel casts its shadow on the
-//! floor, on a mesh pillar and on the splat wall; a mesh cube swinging in front of the
-//! wall shadows it; a mesh sphere casts its own. `M` cycles how the clouds take the
+//! floor and on a mesh pillar; a mesh cube swinging in front of the wall shadows it; a
+//! mesh sphere casts its own. `M` cycles how the clouds take the
 //! light (`SplatLighting`): `Shadowed` (the trained colours, darkened where a caster
 //! blocks a light), `Lit` (the trained colours as albedo under the scene's lights) and
 //! `Unlit` (the trained colours untouched). `L` switches a point light beside the
@@ -253,11 +253,10 @@ fn spawn_meshes_and_lights(
     ));
 }
 
-/// The sun `frame` degrees along a circle, always above the horizon; it starts in
-/// front of the angel (seen from the camera), so its shadow falls back onto the floor
-/// and the wall.
+/// The sun `frame` degrees along a circle, always above the horizon; it starts to the
+/// right of the camera, so the shadows fall to the left, where the camera sees them.
 fn sun_transform(frame: u32) -> Transform {
-    let angle = (frame as f32 + 60.0).to_radians();
+    let angle = (frame as f32 + 30.0).to_radians();
     let position = Vec3::new(5.0 * angle.cos(), 4.0, 5.0 * angle.sin());
     Transform::from_translation(position).looking_at(Vec3::ZERO, Vec3::Y)
 }
@@ -269,10 +268,11 @@ fn circle_sun(mut suns: Query<(&mut Sun, &mut Transform)>) {
     }
 }
 
-/// The cube `frame` degrees into its swing along the wall, a little above the floor.
+/// The cube `frame` degrees into its swing along the wall's right half, half a metre
+/// before it.
 fn cube_transform(frame: u32) -> Transform {
     let swing = (frame as f32 * 2.0).to_radians().sin();
-    Transform::from_xyz(-0.6 + 1.6 * swing, FLOOR_Y + 1.3, WALL_CENTRE.z + 0.9)
+    Transform::from_xyz(1.6 + 1.0 * swing, FLOOR_Y + 1.4, WALL_CENTRE.z + 0.55)
         .with_rotation(Quat::from_rotation_y(frame as f32 * 0.02))
 }
 
