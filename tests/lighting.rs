@@ -136,6 +136,9 @@ struct Scene {
     not_receiver: bool,
     msaa: bool,
     filter: ShadowFilteringMethod,
+    /// A directional light's cascades; with more than one, the camera looks at the
+    /// wall in perspective, from the side, so the wall spans them.
+    cascades: usize,
 }
 
 impl Scene {
@@ -154,6 +157,7 @@ impl Scene {
             not_receiver: false,
             msaa: false,
             filter: ShadowFilteringMethod::Hardware2x2,
+            cascades: 1,
         }
     }
 
@@ -169,8 +173,59 @@ impl Scene {
         }
     }
 
-    fn camera_transform() -> Transform {
-        Transform::from_xyz(0.0, 0.0, 5.0).looking_at(Vec3::ZERO, Vec3::Y)
+    fn camera_transform(&self) -> Transform {
+        if self.cascades > 1 {
+            Transform::from_xyz(2.0, 0.3, 2.6).looking_at(Vec3::ZERO, Vec3::Y)
+        } else {
+            Transform::from_xyz(0.0, 0.0, 5.0).looking_at(Vec3::ZERO, Vec3::Y)
+        }
+    }
+
+    /// The perspective camera's vertical field of view.
+    const FOV_Y: f32 = 0.9;
+
+    fn projection(&self) -> Projection {
+        if self.cascades > 1 {
+            return Projection::Perspective(PerspectiveProjection {
+                fov: Self::FOV_Y,
+                aspect_ratio: 1.0,
+                near: 0.05,
+                ..default()
+            });
+        }
+        Projection::Orthographic(OrthographicProjection {
+            scaling_mode: ScalingMode::Fixed {
+                width: Self::VIEW_WIDTH,
+                height: Self::VIEW_WIDTH,
+            },
+            near: 0.0,
+            far: 20.0,
+            ..OrthographicProjection::default_3d()
+        })
+    }
+
+    /// The CPU reference's image of `splats` from the test camera.
+    fn reference(&self, splats: &GaussianSplats) -> Vec<[f64; 4]> {
+        let camera = if self.cascades > 1 {
+            PinholeCamera::from_bevy(&self.camera_transform(), Self::FOV_Y, SIZE.x, SIZE.y, 0.05)
+        } else {
+            PinholeCamera::orthographic_from_bevy(
+                &self.camera_transform(),
+                Self::VIEW_WIDTH,
+                SIZE.x,
+                SIZE.y,
+                0.0,
+            )
+        };
+        rasterize(
+            &[CpuCloud {
+                geometry: splats.geometry(),
+                sh: splats.sh(),
+                sh_degree: splats.sh_degree(),
+                world_from_cloud: DMat4::IDENTITY,
+            }],
+            &camera,
+        )
     }
 
     /// World units the camera shows across.
@@ -196,12 +251,23 @@ impl Scene {
                         ..default()
                     },
                     Transform::default().looking_to(travel, Vec3::Y),
-                    CascadeShadowConfigBuilder {
-                        num_cascades: 1,
-                        minimum_distance: 0.1,
-                        first_cascade_far_bound: 6.0,
-                        maximum_distance: 6.0,
-                        overlap_proportion: 0.2,
+                    if self.cascades > 1 {
+                        // The wall lies 2.8 to 4.2 from the side camera.
+                        CascadeShadowConfigBuilder {
+                            num_cascades: self.cascades,
+                            minimum_distance: 0.1,
+                            first_cascade_far_bound: 3.2,
+                            maximum_distance: 5.0,
+                            overlap_proportion: 0.2,
+                        }
+                    } else {
+                        CascadeShadowConfigBuilder {
+                            num_cascades: 1,
+                            minimum_distance: 0.1,
+                            first_cascade_far_bound: 6.0,
+                            maximum_distance: 6.0,
+                            overlap_proportion: 0.2,
+                        }
                     }
                     .build(),
                     layers,
@@ -243,16 +309,7 @@ impl Scene {
         if self.not_receiver {
             entity.insert(NotShadowReceiver);
         }
-        let projection = Projection::Orthographic(OrthographicProjection {
-            scaling_mode: ScalingMode::Fixed {
-                width: Self::VIEW_WIDTH,
-                height: Self::VIEW_WIDTH,
-            },
-            near: 0.0,
-            far: 20.0,
-            ..OrthographicProjection::default_3d()
-        });
-        let camera = headless.spawn_camera(Self::camera_transform(), projection, SIZE, None);
+        let camera = headless.spawn_camera(self.camera_transform(), self.projection(), SIZE, None);
         headless.app.world_mut().entity_mut(camera.entity).insert((
             self.filter,
             Exposure { ev100: 0.0 },
@@ -272,26 +329,6 @@ impl Scene {
     fn shadowed(&self, p: Vec3) -> bool {
         self.cube.is_some_and(|cube| cube.blocks(p, self.light))
     }
-}
-
-/// The CPU reference's image of `splats` from the test camera.
-fn reference_image(splats: &GaussianSplats) -> Vec<[f64; 4]> {
-    let camera = PinholeCamera::orthographic_from_bevy(
-        &Scene::camera_transform(),
-        Scene::VIEW_WIDTH,
-        SIZE.x,
-        SIZE.y,
-        0.0,
-    );
-    rasterize(
-        &[CpuCloud {
-            geometry: splats.geometry(),
-            sh: splats.sh(),
-            sh_degree: splats.sh_degree(),
-            world_from_cloud: DMat4::IDENTITY,
-        }],
-        &camera,
-    )
 }
 
 /// The largest channel difference against the reference, and the share of pixels off
@@ -333,7 +370,7 @@ fn assert_shadow_matches(scene: &Scene, name: &str) {
         "the test cube should shadow many splats ({shadowed})"
     );
     let expected = wall(|p| if scene.shadowed(p) { 0.0 } else { ALBEDO });
-    let (worst, share) = compare(&gpu, &reference_image(&expected));
+    let (worst, share) = compare(&gpu, &scene.reference(&expected));
     println!(
         "{name}: {shadowed} splats in shadow; max difference {worst}/255, {:.3}% of pixels off by more than 2",
         share * 100.0
@@ -379,7 +416,7 @@ fn half_strength_halves_the_shadow() {
             ALBEDO
         }
     });
-    let (worst, share) = compare(&gpu, &reference_image(&expected));
+    let (worst, share) = compare(&gpu, &scene.reference(&expected));
     assert!(
         worst <= 3 && share <= 0.001,
         "half-strength shadow: max {worst}/255, {:.3}% of pixels",
@@ -395,7 +432,7 @@ fn unlit_and_not_receiving_clouds_are_drawn_as_they_were() {
         ..Scene::directional()
     }
     .render(wall(|_| ALBEDO));
-    let (worst, share) = compare(&plain, &reference_image(&wall(|_| ALBEDO)));
+    let (worst, share) = compare(&plain, &Scene::directional().reference(&wall(|_| ALBEDO)));
     assert!(
         worst <= 2 && share == 0.0,
         "the plain wall: max {worst}/255"
@@ -445,7 +482,7 @@ fn lit_splats_take_ambient_and_direct_light_as_albedo() {
         let direct = if scene.shadowed(p) { 0.0 } else { direct };
         ALBEDO * (ambient + direct)
     });
-    let (worst, share) = compare(&gpu, &reference_image(&expected));
+    let (worst, share) = compare(&gpu, &scene.reference(&expected));
     println!("lit: max difference {worst}/255, {:.3}% off", share * 100.0);
     assert!(
         worst <= 3 && share <= 0.001,
@@ -459,7 +496,7 @@ fn lit_splats_take_ambient_and_direct_light_as_albedo() {
 fn assert_lit(scene: Scene, splats: GaussianSplats, expected: impl Fn(Vec3) -> f32, name: &str) {
     let gpu = scene.render(splats);
     save(&gpu, name);
-    let (worst, share) = compare(&gpu, &reference_image(&wall(|p| ALBEDO * expected(p))));
+    let (worst, share) = compare(&gpu, &scene.reference(&wall(|p| ALBEDO * expected(p))));
     assert!(
         worst <= 3 && share <= 0.001,
         "{name}: max {worst}/255, {:.3}% of pixels",
@@ -481,7 +518,7 @@ fn bad_lights_add_nothing_and_spoil_nothing() {
         ..Scene::directional()
     }
     .render(wall(|_| ALBEDO));
-    let plain = reference_image(&wall(|_| ALBEDO));
+    let plain = Scene::directional().reference(&wall(|_| ALBEDO));
     for (i, pixel) in plain.iter().enumerate() {
         let (x, y) = (i as u32 % SIZE.x, i as u32 / SIZE.x);
         let ours = shadowed.pixel(x, y);
@@ -512,7 +549,7 @@ fn degenerate_splats_are_lit_or_culled_without_harm() {
     let shadowed = |p| scene.shadowed(p);
     let gpu = scene.render(wall_with(|_| ALBEDO, [0.03, 0.03, 0.0]));
     let expected = wall(|p| if shadowed(p) { 0.0 } else { ALBEDO * direct });
-    let (worst, share) = compare(&gpu, &reference_image(&expected));
+    let (worst, share) = compare(&gpu, &scene.reference(&expected));
     assert!(
         worst <= 3 && share <= 0.001,
         "zero-thickness discs: max {worst}/255, {:.3}% of pixels",
@@ -527,4 +564,15 @@ fn degenerate_splats_are_lit_or_culled_without_harm() {
         let image = scene.render(wall_with(|_| ALBEDO, scale));
         assert_eq!(image.rgb().len(), (SIZE.x * SIZE.y * 3) as usize);
     }
+}
+
+#[test]
+fn the_shadow_is_the_same_across_several_cascades() {
+    // Seen in perspective from the side, the wall spans three cascades and the blends
+    // between them.
+    let scene = Scene {
+        cascades: 3,
+        ..Scene::directional()
+    };
+    assert_shadow_matches(&scene, "directional_cascades");
 }

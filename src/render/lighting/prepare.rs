@@ -36,6 +36,7 @@ pub(crate) struct BevyLights<'w> {
 
 type CameraItem<'a> = (
     Entity,
+    Has<ViewLightPass>,
     &'a ViewDraw,
     &'a ViewBuffers,
     Option<&'a ShadowFilteringMethod>,
@@ -84,7 +85,7 @@ pub(crate) fn prepare_light_passes(
             buffer
         }
     };
-    for (entity, draw, buffers, filter, bindings) in &views {
+    for (entity, had_pass, draw, buffers, filter, bindings) in &views {
         let pass = bindings.filter(|_| draw.receive).and_then(|bindings| {
             light_pass(device, &light, &bevy, bindings, filter, buffers, &params)
         });
@@ -92,9 +93,10 @@ pub(crate) fn prepare_light_passes(
             Some(pass) => {
                 commands.entity(entity).insert(pass);
             }
-            None => {
+            None if had_pass => {
                 commands.entity(entity).remove::<ViewLightPass>();
             }
+            None => {}
         }
     }
 }
