@@ -5,13 +5,15 @@
 //! cargo run --release --example viewer [path/to/scene] [--opencv] [--eye x,y,z]
 //!     [--target x,y,z] [--fov DEGREES] [--width PX] [--height PX]
 //!     [--background rrggbb] [--hud 0] [--max-binding-mib N] [--budget SPLATS]
+//!     [--light shadowed|lit]
 //! ```
 //!
 //! Any format the plugin loads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`, a
 //! SOG `meta.json`, a `.gltf`/`.glb` scene); a file dropped onto the window replaces
 //! the scene. Without a path it shows the shipped angel scan. `--opencv` turns a scene
 //! trained in COLMAP/OpenCV axes (+Y down) upright. Drag to orbit, right-drag to pan,
-//! scroll to zoom. On the web the same settings come from the page's query
+//! scroll to zoom. `--light` adds a sun with shadow maps and gives every cloud that
+//! `SplatLighting`. On the web the same settings come from the page's query
 //! (`?url=…&eye=…`, see `web.rs` and `web/index.html`).
 
 mod options;
@@ -195,6 +197,7 @@ fn viewer_app(
         max_storage_binding_bytes: options.max_binding_mib.map(|mib| u64::from(mib) << 20),
     })
     .init_resource::<ViewerStatus>();
+    let light = options.light;
     let options = options.clone();
     app.add_systems(
         Startup,
@@ -203,6 +206,17 @@ fn viewer_app(
         },
     )
     .add_systems(Update, (settle_scene, update_status, update_hud).chain());
+    if let Some(lighting) = light {
+        app.insert_resource(options::SUN_SHADOW_MAP);
+        app.add_systems(
+            Update,
+            move |mut commands: Commands, clouds: Query<Entity, Added<GaussianCloud>>| {
+                for cloud in &clouds {
+                    commands.entity(cloud).insert(lighting);
+                }
+            },
+        );
+    }
 }
 
 fn setup(
@@ -257,6 +271,9 @@ fn setup(
     ));
     if let Some(budget) = options.budget {
         camera.insert(SplatLod::with_budget(budget));
+    }
+    if options.light.is_some() {
+        commands.spawn(options::sun());
     }
     if options.hud {
         commands.spawn((

@@ -2,7 +2,10 @@
 //! (`--eye 0,1,4`) and from the web page's query (`?eye=0,1,4`).
 
 use bevy::color::Color;
+use bevy::light::{CascadeShadowConfigBuilder, DirectionalLight, DirectionalLightShadowMap};
 use bevy::math::{UVec2, Vec3};
+use bevy::prelude::{Bundle, Transform, default};
+use bevy_splat::SplatLighting;
 
 /// The background of a scene that names none: a dark blue-grey, so black splats show.
 pub const DEFAULT_BACKGROUND: Color = Color::srgb(0.08, 0.08, 0.1);
@@ -33,7 +36,33 @@ pub struct ViewerOptions {
     /// Draws at most about this many splats a frame through each cloud's
     /// level-of-detail tree (`SplatLod`); `None` draws every splat.
     pub budget: Option<u32>,
+    /// Adds a sun ([`sun`], with shadow maps) and gives every cloud
+    /// this `SplatLighting` (`light=shadowed|lit`); `None`: no light, trained colours.
+    pub light: Option<SplatLighting>,
 }
+
+/// The sun of `light=`: 3,000 lux along (−0.5, −1, −0.4), one shadow cascade out to
+/// 10 m (light enough for a software adapter in a browser).
+pub fn sun() -> impl Bundle {
+    (
+        DirectionalLight {
+            illuminance: 3_000.0,
+            shadow_maps_enabled: true,
+            ..default()
+        },
+        Transform::default().looking_to(Vec3::new(-0.5, -1.0, -0.4), Vec3::Y),
+        CascadeShadowConfigBuilder {
+            num_cascades: 1,
+            first_cascade_far_bound: 10.0,
+            maximum_distance: 10.0,
+            ..default()
+        }
+        .build(),
+    )
+}
+
+/// The sun's shadow map: 1024² (Bevy's default is 2048²).
+pub const SUN_SHADOW_MAP: DirectionalLightShadowMap = DirectionalLightShadowMap { size: 1024 };
 
 impl Default for ViewerOptions {
     fn default() -> Self {
@@ -49,13 +78,15 @@ impl Default for ViewerOptions {
             hud: true,
             max_binding_mib: None,
             budget: None,
+            light: None,
         }
     }
 }
 
 /// The keys both front ends accept, for usage messages.
 pub const KEYS: &str = "url, eye=x,y,z, target=x,y,z, fov=DEGREES, width=PX, height=PX, \
-                        background=rrggbb, hud=0|1, opencv=0|1, max_binding_mib=N, budget=SPLATS";
+                        background=rrggbb, hud=0|1, opencv=0|1, max_binding_mib=N, budget=SPLATS, \
+                        light=shadowed|lit";
 
 impl ViewerOptions {
     /// Applies one `key = value` setting.
@@ -90,6 +121,13 @@ impl ViewerOptions {
                     return Err(bad("at least one splat"));
                 }
                 self.budget = Some(splats);
+            }
+            "light" => {
+                self.light = Some(match value {
+                    "shadowed" => SplatLighting::SHADOWED,
+                    "lit" => SplatLighting::Lit,
+                    _ => return Err(bad("shadowed or lit")),
+                })
             }
             _ => return Err(format!("unknown setting {key:?}; the viewer takes {KEYS}")),
         }

@@ -20,6 +20,7 @@ use bevy::camera::{ClearColorConfig, PerspectiveProjection, Projection, RenderTa
 use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use bevy::render::render_resource::{TextureFormat, TextureUsages};
+use bevy_splat::SplatLighting;
 use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8, scene};
 use serde::Deserialize;
 
@@ -196,19 +197,38 @@ fn view_query() -> String {
     )
 }
 
+/// The viewer's options, for the sun of `light=` (`options::sun`).
+#[path = "../../examples/viewer/options.rs"]
+#[allow(dead_code)]
+mod options;
+
 /// `scene` (a path under the crate) rendered natively with the viewer's camera
-/// settings: an sRGB target cleared to the background, no tonemapping, no MSAA.
-/// Rendered once per scene and kept.
-fn native(scene: &str) -> Arc<Rgba8> {
-    static IMAGES: Mutex<BTreeMap<String, Arc<Rgba8>>> = Mutex::new(BTreeMap::new());
-    if let Some(image) = IMAGES.lock().unwrap_or_else(|e| e.into_inner()).get(scene) {
+/// settings: an sRGB target cleared to the background, no tonemapping, no MSAA; with
+/// `sunlit`, under the viewer's sun with every cloud `Shadowed`. Rendered once per
+/// scene and kept.
+fn native(scene: &str, sunlit: bool) -> Arc<Rgba8> {
+    static IMAGES: Mutex<BTreeMap<(String, bool), Arc<Rgba8>>> = Mutex::new(BTreeMap::new());
+    let key = (scene.to_owned(), sunlit);
+    if let Some(image) = IMAGES.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return image.clone();
     }
     let clouds = scene::load(manifest().join(scene)).expect("the scene decodes");
     let mut headless = Headless::new(common::headless_plugins());
     for (splats, transform) in clouds {
         let handle = headless.add_splats(splats);
-        headless.spawn_cloud(handle, transform);
+        let cloud = headless.spawn_cloud(handle, transform);
+        if sunlit {
+            headless
+                .app
+                .world_mut()
+                .entity_mut(cloud)
+                .insert(SplatLighting::SHADOWED);
+        }
+    }
+    if sunlit {
+        let world = headless.app.world_mut();
+        world.insert_resource(options::SUN_SHADOW_MAP);
+        world.spawn(options::sun());
     }
     let size = UVec2::new(WIDTH, HEIGHT);
     let world = headless.app.world_mut();
@@ -244,7 +264,11 @@ fn native(scene: &str) -> Arc<Rgba8> {
             .expect("the native render")
             .remove(0),
     );
-    let name = scene.replace('/', "_");
+    let name = format!(
+        "{}{}",
+        scene.replace('/', "_"),
+        if sunlit { "_sunlit" } else { "" }
+    );
     save(
         &native.pixels,
         WIDTH,
@@ -254,7 +278,7 @@ fn native(scene: &str) -> Arc<Rgba8> {
     IMAGES
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(scene.to_owned(), native.clone());
+        .insert(key, native.clone());
     native
 }
 
@@ -285,6 +309,17 @@ const ANGEL: &str = "assets/angel.ply";
 /// Opens the page with the test view (plus `extra` settings) and compares the canvas
 /// with the native render of `scene`.
 fn page_matches_native(site: &Path, scene: &str, extra: &str, name: &str) -> Report {
+    page_matches_native_render(site, (scene, false), extra, name)
+}
+
+/// As [`page_matches_native`], against the native render of `scene` under the
+/// viewer's sun where `sunlit`.
+fn page_matches_native_render(
+    site: &Path,
+    (scene, sunlit): (&str, bool),
+    extra: &str,
+    name: &str,
+) -> Report {
     let shot = scratch(&format!("{name}.png"));
     let _ = std::fs::remove_file(&shot);
     let report = open(
@@ -312,7 +347,7 @@ fn page_matches_native(site: &Path, scene: &str, extra: &str, name: &str) -> Rep
         (WIDTH, HEIGHT),
         "the canvas has the asked size in CSS pixels"
     );
-    let native = native(scene);
+    let native = native(scene, sunlit);
     let psnr = psnr_rgb(page.as_raw(), &native.pixels);
     eprintln!(
         "{name}: {psnr:.2} dB against native; ready after {} ms (page clock: first frame \
@@ -374,6 +409,23 @@ fn a_budget_that_covers_the_scene_draws_it_exactly_through_the_lod_variant() {
         Some(0.0),
         "a camera with SplatLod reports its cut: {:?}",
         report.frame
+    );
+}
+
+#[test]
+fn a_shadowed_angel_under_a_sun_matches_the_native_render() {
+    let Some(site) = prerequisites() else { return };
+    // The sun casts the angel's splats into its shadow maps and the light pass darkens
+    // the splats those maps hide: in the browser as natively.
+    page_matches_native_render(&site, (ANGEL, true), "&light=shadowed", "shadowed");
+    // And the shadows are there: the page is far from the unlit angel.
+    let page = image::open(scratch("shadowed.png"))
+        .expect("the page's screenshot")
+        .to_rgba8();
+    let unlit = psnr_rgb(page.as_raw(), &native(ANGEL, false).pixels);
+    assert!(
+        unlit < 30.0,
+        "the shadowed page is {unlit:.1} dB from the unlit angel: no shadow was drawn"
     );
 }
 
