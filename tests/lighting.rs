@@ -24,7 +24,8 @@ use bevy::prelude::*;
 use bevy::render::view::Msaa;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::headless::{Headless, Rgba8};
-use bevy_splat::{GaussianSplats, SplatLighting};
+use bevy_splat::lod::SplatLodTrees;
+use bevy_splat::{GaussianSplats, SplatLighting, SplatLod};
 
 use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
 
@@ -139,6 +140,8 @@ struct Scene {
     /// A directional light's cascades; with more than one, the camera looks at the
     /// wall in perspective, from the side, so the wall spans them.
     cascades: usize,
+    /// The camera draws cuts of the clouds' trees (`SplatLod`).
+    camera_lod: Option<SplatLod>,
 }
 
 impl Scene {
@@ -158,6 +161,7 @@ impl Scene {
             msaa: false,
             filter: ShadowFilteringMethod::Hardware2x2,
             cascades: 1,
+            camera_lod: None,
         }
     }
 
@@ -315,9 +319,31 @@ impl Scene {
             Exposure { ev100: 0.0 },
             if self.msaa { Msaa::Sample4 } else { Msaa::Off },
         ));
+        if let Some(lod) = self.camera_lod {
+            headless
+                .app
+                .world_mut()
+                .entity_mut(camera.entity)
+                .insert(lod);
+        }
         headless
             .render(std::slice::from_ref(&camera))
             .expect("a frame");
+        if self.camera_lod.is_some() {
+            // The tree is built on a worker thread; until it is on the GPU the cloud
+            // is drawn whole.
+            let built = |headless: &Headless| {
+                let trees = headless.app.world().resource::<SplatLodTrees>();
+                trees.iter().count() > 0
+            };
+            for _ in 0..2000 {
+                if built(&headless) {
+                    break;
+                }
+                headless.app.update();
+            }
+            assert!(built(&headless), "the tree was never built");
+        }
         // A few frames more: the light pass compiles the first frame a cloud asks.
         for _ in 0..6 {
             headless.app.update();
@@ -575,4 +601,15 @@ fn the_shadow_is_the_same_across_several_cascades() {
         ..Scene::directional()
     };
     assert_shadow_matches(&scene, "directional_cascades");
+}
+
+#[test]
+fn a_camera_drawing_level_of_detail_cuts_shadows_the_same_splats() {
+    // A budget above the wall's splats: the cut is the leaves, drawn through the
+    // preprocess's LOD variant with RECEIVE.
+    let scene = Scene {
+        camera_lod: Some(SplatLod::with_budget(1_000_000)),
+        ..Scene::directional()
+    };
+    assert_shadow_matches(&scene, "directional_camera_lod");
 }
