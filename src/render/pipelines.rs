@@ -164,6 +164,7 @@ pub(crate) struct CachedBuilder<'a> {
 
 impl<'a> CachedBuilder<'a> {
     /// A builder that queues on `cache`, with `crate_defs` on every kernel.
+    #[cfg_attr(not(feature = "shadows"), allow(dead_code))]
     pub(crate) fn new(
         (device, cache): (&'a RenderDevice, &'a PipelineCache),
         shaders: &'a SplatShaderAssets,

@@ -24,44 +24,40 @@ mod prepare;
 
 pub(crate) use frame::ViewLightPass;
 
+/// Adds the light pass's systems to the render app: its pipelines queued in
+/// `PrepareResources` before the views are planned, its bind groups made after the
+/// views' own.
 #[cfg(feature = "shadows")]
-pub(crate) use add::{add_shader_asset, add_systems};
+pub(crate) fn add_systems(render_app: &mut bevy::app::SubApp) {
+    use bevy::ecs::schedule::IntoScheduleConfigs;
+    use bevy::render::{Render, RenderSystems};
 
-#[cfg(feature = "shadows")]
-mod add {
-    use bevy::app::{App, SubApp};
-    use bevy::asset::Assets;
-    use bevy::ecs::prelude::*;
-    use bevy::render::{Render, RenderApp, RenderSystems};
-    use bevy::shader::Shader;
-
-    use super::{pipelines, prepare};
     use crate::render::pipelines::queue_splat_pipelines;
     use crate::render::prepare::bind_groups::prepare_splat_bind_groups;
     use crate::render::prepare::view_buffers::prepare_splat_view_buffers;
 
-    /// Adds the light pass's systems to the render app.
-    pub(crate) fn add_systems(render_app: &mut SubApp) {
-        render_app.add_systems(
-            Render,
-            (
-                pipelines::queue_light_pipelines
-                    .after(queue_splat_pipelines)
-                    .before(prepare_splat_view_buffers)
-                    .in_set(RenderSystems::PrepareResources),
-                prepare::prepare_light_passes
-                    .after(prepare_splat_bind_groups)
-                    .in_set(RenderSystems::PrepareBindGroups),
-            ),
-        );
-    }
+    render_app.add_systems(
+        Render,
+        (
+            pipelines::queue_light_pipelines
+                .after(queue_splat_pipelines)
+                .before(prepare_splat_view_buffers)
+                .in_set(RenderSystems::PrepareResources),
+            prepare::prepare_light_passes
+                .after(prepare_splat_bind_groups)
+                .in_set(RenderSystems::PrepareBindGroups),
+        ),
+    );
+}
 
-    /// Adds the pass's shader asset (at `Plugin::finish`, with the others).
-    pub(crate) fn add_shader_asset(app: &mut App) {
-        let shader =
-            pipelines::LightShader::add(&mut app.world_mut().resource_mut::<Assets<Shader>>());
-        if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
-            render_app.insert_resource(shader);
-        }
+/// Adds the pass's shader asset (at `Plugin::finish`, with the others).
+#[cfg(feature = "shadows")]
+pub(crate) fn add_shader_asset(app: &mut bevy::app::App) {
+    let mut shaders = app
+        .world_mut()
+        .resource_mut::<bevy::asset::Assets<bevy::shader::Shader>>();
+    let shader = pipelines::LightShader::add(&mut shaders);
+    if let Some(render_app) = app.get_sub_app_mut(bevy::render::RenderApp) {
+        render_app.insert_resource(shader);
     }
 }

@@ -200,6 +200,8 @@ pub(crate) struct ReceiveVariants {
     shaders: Vec<Option<LayoutPipelines>>,
 }
 
+// Built by `render::lighting`, which the `shadows` feature brings.
+#[cfg_attr(not(feature = "shadows"), allow(dead_code))]
 impl ReceiveVariants {
     /// The `RECEIVE` variants of the built-in preprocess (the splat shaders' are set
     /// with [`Self::with_splat_shaders`]), or `None` while they compile or on a
@@ -355,6 +357,7 @@ impl PreprocessPass {
     }
 
     /// Sets the `RECEIVE` variants, once built.
+    #[cfg_attr(not(feature = "shadows"), allow(dead_code))]
     pub fn set_receive(&mut self, receive: ReceiveVariants) {
         self.receive = Some(receive);
     }
