@@ -1,18 +1,22 @@
-//! Converts a splat file to an Inria PLY or a glTF binary (`KHR_gaussian_splatting`):
+//! Converts a splat file to an Inria PLY, a glTF binary (`KHR_gaussian_splatting`) or
+//! Spark's `.rad` with a level-of-detail tree:
 //!
 //! ```text
-//! cargo run --release --example convert -- IN OUT
+//! cargo run --release --example convert -- IN OUT [--compact] [--no-lod]
 //! ```
 //!
 //! IN is any file the plugin reads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`,
-//! a SOG `meta.json`, or a `.gltf`/`.glb` holding one cloud); OUT's extension picks the
-//! writer: `.ply` (float, SH degree kept) or `.glb`. Values are written as loaded.
+//! a SOG `meta.json`, `.rad`, or a `.gltf`/`.glb` holding one cloud); OUT's extension
+//! picks the writer: `.ply` (float, SH degree kept), `.glb`, or `.rad` (the cloud's
+//! level-of-detail tree built and written with it; `--no-lod` writes the splats alone,
+//! `--compact` Spark's 8-bit encodings instead of f32). Values are written as loaded.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use bevy_splat::asset::DecodedSplats;
-use bevy_splat::asset::formats::{self, Format, gltf, ply};
+use bevy_splat::asset::formats::{self, Format, gltf, ply, rad};
+use bevy_splat::asset::{DecodedSplats, GaussianSplats};
+use bevy_splat::lod::SplatLodTree;
 
 fn read(input: &Path) -> Result<DecodedSplats, String> {
     let shown = input.display();
@@ -42,14 +46,25 @@ fn read(input: &Path) -> Result<DecodedSplats, String> {
 
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [input, output] = args.as_slice() else {
-        return Err("usage: convert IN OUT (OUT: .ply or .glb)".into());
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let [input, output] = paths.as_slice() else {
+        return Err(
+            "usage: convert IN OUT [--compact] [--no-lod] (OUT: .ply, .glb or .rad)".into(),
+        );
     };
     let splats = read(Path::new(input))?;
     let bytes = match Path::new(output).extension().and_then(|e| e.to_str()) {
         Some(e) if e.eq_ignore_ascii_case("ply") => ply::write(&splats),
         Some(e) if e.eq_ignore_ascii_case("glb") => gltf::write_glb(&splats),
-        _ => return Err(format!("{output}: write .ply or .glb")),
+        Some(e) if e.eq_ignore_ascii_case("rad") => {
+            let encoding = match flag("--compact") {
+                true => rad::RadEncoding::Compact,
+                false => rad::RadEncoding::Exact,
+            };
+            write_rad(splats.clone(), !flag("--no-lod"), encoding)?
+        }
+        _ => return Err(format!("{output}: write .ply, .glb or .rad")),
     };
     std::fs::write(output, &bytes).map_err(|e| format!("cannot write {output}: {e}"))?;
     println!(
@@ -59,6 +74,30 @@ fn run() -> Result<(), String> {
         bytes.len()
     );
     Ok(())
+}
+
+/// The splats as a `.rad`, with their level-of-detail tree when `lod`.
+fn write_rad(
+    splats: DecodedSplats,
+    lod: bool,
+    encoding: rad::RadEncoding,
+) -> Result<Vec<u8>, String> {
+    if !lod {
+        return rad::write(&splats, None, encoding).map_err(|e| e.to_string());
+    }
+    let asset = GaussianSplats::from(splats);
+    let started = std::time::Instant::now();
+    let tree = SplatLodTree::build(&asset);
+    let (nodes, children) = tree
+        .breadth_first(&asset)
+        .ok_or("the level-of-detail tree has no single root (an empty cloud?)")?;
+    println!(
+        "level-of-detail tree: {} nodes over {} splats, built in {:.2} s",
+        nodes.len(),
+        asset.len(),
+        started.elapsed().as_secs_f64()
+    );
+    rad::write(&nodes, Some(&children), encoding).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

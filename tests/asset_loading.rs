@@ -53,6 +53,9 @@ fn every_format_loads_through_the_asset_server() {
         ("formats/angel.sog", (71_359, 0)),
         ("formats/playbot_lod3_sog/meta.json", (31_000, 2)),
         ("formats/playcanvas_logo_sog_v1/meta.json", (307_128, 0)),
+        // Spark's chunked .rad: the header and its chunk files, read beside it.
+        ("rad/angel_sh0-chunked/angel_sh0-lod.rad", (71_377, 0)),
+        ("rad/fruit_drops_sh3-lod.rad", (4_721, 3)),
     ];
     for (file, expected) in cases {
         assert_eq!(load(&mut app, file), Ok(expected), "{file}");

@@ -4,15 +4,16 @@ use bevy::log::{info, warn};
 use bevy::reflect::TypePath;
 use serde::{Deserialize, Serialize};
 
-#[cfg(feature = "sog")]
+#[cfg(any(feature = "sog", feature = "rad"))]
 use super::beside::read_beside;
 use super::decoded::DecodedSplats;
 use super::formats::{self, DecodeError, Format};
 use super::splats::{GaussianSplats, SplatStorage};
 
 /// Loads every single-cloud splat file into [`GaussianSplats`]: Inria and compressed
-/// `.ply`, `.splat`, `.spz`, a `.sog` bundle and a SOG `meta.json` (its images read
-/// from beside it). The extension picks the decoder, the content must agree.
+/// `.ply`, `.splat`, `.spz`, a `.sog` bundle, a SOG `meta.json` (its images read
+/// from beside it) and Spark's `.rad` (its leaves: the finest level). The extension
+/// picks the decoder, the content must agree.
 #[derive(Default, TypePath)]
 pub struct SplatLoader;
 
@@ -54,8 +55,8 @@ pub enum SplatLoadError {
     /// The file could not be read.
     #[error("could not read the splat file: {0}")]
     Io(#[from] std::io::Error),
-    /// A file a SOG `meta.json` names could not be read.
-    #[error("could not read {path}, which the SOG meta.json names: {message}")]
+    /// A file a SOG `meta.json` or a chunked `.rad` names could not be read.
+    #[error("could not read {path}, which the splat file names: {message}")]
     SiblingFile {
         /// Its asset path (its name as written, where that did not resolve).
         path: String,
@@ -91,6 +92,10 @@ impl SplatLoader {
             }
             return Ok(splats);
         }
+        #[cfg(feature = "rad")]
+        if format == Format::Rad {
+            return Self::decode_rad(bytes, load_context).await;
+        }
         if format != Format::SogMeta {
             return Ok(formats::decode(format, bytes)?);
         }
@@ -122,6 +127,33 @@ impl SplatLoader {
             }
             .into())
         }
+    }
+}
+
+#[cfg(feature = "rad")]
+impl SplatLoader {
+    /// A `.rad` file's leaves (its finest level), its chunks read from beside it when
+    /// the header names chunk files.
+    async fn decode_rad(
+        bytes: &[u8],
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<DecodedSplats, SplatLoadError> {
+        Format::Rad.confirm(bytes)?;
+        let names = formats::rad::chunk_files(bytes).map_err(DecodeError::from)?;
+        let mut chunks = std::collections::HashMap::new();
+        for name in names {
+            let chunk = read_beside(load_context, &name).await.map_err(|e| {
+                SplatLoadError::SiblingFile {
+                    path: e.path,
+                    message: e.message,
+                }
+            })?;
+            chunks.insert(name, chunk);
+        }
+        let nodes =
+            formats::rad::decode_nodes_with(bytes, |name| chunks.get(name).map(Vec::as_slice))
+                .map_err(DecodeError::from)?;
+        Ok(nodes.leaves())
     }
 }
 
@@ -164,6 +196,6 @@ impl AssetLoader for SplatLoader {
     }
 
     fn extensions(&self) -> &[&str] {
-        &["ply", "splat", "spz", "sog", "meta.json"]
+        &["ply", "splat", "spz", "sog", "meta.json", "rad"]
     }
 }

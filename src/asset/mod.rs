@@ -3,7 +3,7 @@
 //! [`GaussianSplats`] is the asset; [`formats`] decodes each file format into
 //! [`DecodedSplats`], which the loader turns into the asset.
 
-#[cfg(any(feature = "sog", feature = "gltf"))]
+#[cfg(any(feature = "sog", feature = "gltf", feature = "rad"))]
 mod beside;
 mod bounds;
 pub mod decoded;

@@ -14,10 +14,12 @@
 //! the bounding spheres the cut is chosen by, and `cut.rs` the rule itself (sizes,
 //! blend weights, the threshold that holds the budget), which the preprocess runs per
 //! node on the GPU (`render/lod_trees.rs` uploads the trees, `render/view/lod.rs`
-//! keeps each camera's threshold).
+//! keeps each camera's threshold). `export.rs` lays a tree out breadth first, as
+//! Spark's `.rad` files store one.
 
 mod cache;
 pub mod cut;
+mod export;
 mod moments;
 mod settings;
 mod spheres;

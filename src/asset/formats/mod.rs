@@ -8,6 +8,8 @@
 #[cfg(feature = "gltf")]
 pub mod gltf;
 pub mod ply;
+#[cfg(feature = "rad")]
+pub mod rad;
 #[cfg(feature = "sog")]
 pub mod sog;
 pub mod splat;
@@ -31,6 +33,8 @@ pub enum Format {
     SogMeta,
     /// glTF 2.0 (`.gltf`, `.glb`) with `KHR_gaussian_splatting`.
     Gltf,
+    /// Spark's `.rad`: chunked, compressed, with an optional level-of-detail tree.
+    Rad,
 }
 
 impl Format {
@@ -47,6 +51,7 @@ impl Format {
             "spz" => Some(Format::Spz),
             "sog" => Some(Format::SogBundle),
             "gltf" | "glb" => Some(Format::Gltf),
+            "rad" => Some(Format::Rad),
             _ => None,
         }
     }
@@ -66,6 +71,9 @@ impl Format {
         }
         if bytes.starts_with(b"PK\x03\x04") {
             return Some(Format::SogBundle);
+        }
+        if bytes.starts_with(b"RAD0") {
+            return Some(Format::Rad);
         }
         let text = bytes.trim_ascii_start();
         if text.starts_with(b"{") {
@@ -96,6 +104,7 @@ impl Format {
             Format::SogBundle => "SOG bundle",
             Format::SogMeta => "SOG meta.json",
             Format::Gltf => "glTF",
+            Format::Rad => "Spark .rad",
         }
     }
 
@@ -159,6 +168,10 @@ pub enum DecodeError {
     #[cfg(feature = "sog")]
     #[error("invalid SOG file: {0}")]
     Sog(#[from] sog::SogError),
+    /// The `.rad` decoder refused the file.
+    #[cfg(feature = "rad")]
+    #[error("invalid .rad file: {0}")]
+    Rad(#[from] rad::RadError),
     /// The glTF decoder refused the file.
     #[cfg(feature = "gltf")]
     #[error("invalid glTF splat file: {0}")]
@@ -185,6 +198,13 @@ pub fn decode(format: Format, bytes: &[u8]) -> Result<DecodedSplats, DecodeError
             format,
             feature: "sog",
         }),
+        #[cfg(feature = "rad")]
+        Format::Rad => Ok(rad::decode(bytes)?),
+        #[cfg(not(feature = "rad"))]
+        Format::Rad => Err(DecodeError::FeatureDisabled {
+            format,
+            feature: "rad",
+        }),
         Format::SogMeta | Format::Gltf => Err(DecodeError::NotSingleFile(format)),
     }
 }
@@ -201,6 +221,20 @@ pub fn decode_path(path: &std::path::Path) -> Result<DecodedSplats, PathDecodeEr
         path: name.to_string(),
         source,
     };
+    #[cfg(feature = "rad")]
+    if format == Format::Rad {
+        format.confirm(&bytes).map_err(invalid)?;
+        let names = rad::chunk_files(&bytes).map_err(|e| invalid(e.into()))?;
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let mut chunks = std::collections::HashMap::new();
+        for name in names {
+            let data = read_file(&dir.join(&name))?;
+            chunks.insert(name, data);
+        }
+        let nodes = rad::decode_nodes_with(&bytes, |name| chunks.get(name).map(Vec::as_slice))
+            .map_err(|e| invalid(e.into()))?;
+        return Ok(nodes.leaves());
+    }
     if format != Format::SogMeta {
         return decode(format, &bytes).map_err(invalid);
     }
@@ -254,7 +288,9 @@ pub enum PathDecodeError {
     #[error("cannot read {0}: {1}")]
     Io(String, std::io::Error),
     /// The path's extension names no splat format.
-    #[error("{0}: not a splat file extension (.ply, .splat, .spz, .sog, meta.json, .gltf, .glb)")]
+    #[error(
+        "{0}: not a splat file extension (.ply, .splat, .spz, .sog, meta.json, .rad, .gltf, .glb)"
+    )]
     UnknownExtension(String),
     /// The file was read but did not decode.
     #[error("{path}: {source}")]
