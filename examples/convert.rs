@@ -6,7 +6,8 @@
 //! ```
 //!
 //! IN is any file the plugin reads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`,
-//! a SOG `meta.json`, `.rad`, or a `.gltf`/`.glb` holding one cloud); OUT's extension
+//! a SOG `meta.json` or `lod-meta.json`, `.rad`, `.ksplat`, or a `.gltf`/`.glb` holding
+//! one cloud); OUT's extension
 //! picks the writer: `.ply` (float, SH degree kept), `.glb`, or `.rad` (the cloud's
 //! level-of-detail tree built and written with it; `--no-lod` writes the splats alone,
 //! `--compact` Spark's 8-bit encodings instead of f32). Values are written as loaded.

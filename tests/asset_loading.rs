@@ -56,6 +56,7 @@ fn every_format_loads_through_the_asset_server() {
         // Spark's chunked .rad: the header and its chunk files, read beside it.
         ("rad/angel_sh0-chunked/angel_sh0-lod.rad", (71_377, 0)),
         ("rad/fruit_drops_sh3-lod.rad", (4_721, 3)),
+        ("ksplat/fruit_l1_sh2.ksplat", (4_681, 2)),
     ];
     for (file, expected) in cases {
         assert_eq!(load(&mut app, file), Ok(expected), "{file}");

@@ -24,7 +24,7 @@ struct Args {
 }
 
 const USAGE: &str = "usage: render --ply FILE --cameras CAMERAS.json --out DIR [--full | --half-sh | --compact] \
-                     [--raster-mode classic|antialiased] [--display [--background R,G,B]] (FILE: .ply, .splat, .spz, .sog, a SOG meta.json, .gltf or .glb)";
+                     [--raster-mode classic|antialiased] [--display [--background R,G,B]] (FILE: .ply, .splat, .spz, .sog, a SOG meta.json or lod-meta.json, .rad, .ksplat, .gltf or .glb)";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
     let mut ply = None;

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Any format the plugin loads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`, a
-//! SOG `meta.json`, a `.gltf`/`.glb` scene); a file dropped onto the window replaces
+//! SOG `meta.json` or streamed `lod-meta.json`, `.rad`, `.ksplat`, a `.gltf`/`.glb`
+//! scene); a file dropped onto the window replaces
 //! the scene. Without a path it shows the shipped angel scan. `--opencv` turns a scene
 //! trained in COLMAP/OpenCV axes (+Y down) upright. Drag to orbit, right-drag to pan,
 //! scroll to zoom. `--light` adds a sun with shadow maps and gives every cloud that

@@ -8,9 +8,15 @@ pub mod decoded;
 #[path = "../../src/asset/formats/gltf/mod.rs"]
 #[doc(hidden)]
 pub mod gltf;
+#[path = "../../src/asset/formats/ksplat/mod.rs"]
+#[doc(hidden)]
+pub mod ksplat;
 #[path = "../../src/asset/formats/ply/mod.rs"]
 #[doc(hidden)]
 pub mod ply;
+#[path = "../../src/asset/formats/rad/mod.rs"]
+#[doc(hidden)]
+pub mod rad;
 #[path = "../../src/asset/formats/sog/mod.rs"]
 #[doc(hidden)]
 pub mod sog;
@@ -25,6 +31,6 @@ pub mod asset {
     pub use crate::decoded;
 
     pub mod formats {
-        pub use crate::{gltf, ply, sog, splat, spz};
+        pub use crate::{gltf, ksplat, ply, rad, sog, splat, spz};
     }
 }

@@ -12,7 +12,8 @@ use super::splats::{GaussianSplats, SplatStorage};
 
 /// Loads every single-cloud splat file into [`GaussianSplats`]: Inria and compressed
 /// `.ply`, `.splat`, `.spz`, a `.sog` bundle, a SOG `meta.json` (its images read
-/// from beside it) and Spark's `.rad` (its leaves: the finest level). The extension
+/// from beside it), a streamed SOG's `lod-meta.json` and Spark's `.rad` (both at
+/// their finest level), and GaussianSplats3D's `.ksplat`. The extension
 /// picks the decoder, the content must agree.
 #[derive(Default, TypePath)]
 pub struct SplatLoader;
@@ -96,6 +97,10 @@ impl SplatLoader {
         if format == Format::Rad {
             return Self::decode_rad(bytes, load_context).await;
         }
+        #[cfg(feature = "sog")]
+        if format == Format::SogLod {
+            return Self::decode_sog_lod(bytes, load_context).await;
+        }
         if format != Format::SogMeta {
             return Ok(formats::decode(format, bytes)?);
         }
@@ -105,12 +110,7 @@ impl SplatLoader {
             let meta = formats::sog::parse_meta(bytes).map_err(DecodeError::from)?;
             let mut images = std::collections::HashMap::new();
             for file in meta.image_files() {
-                let image = read_beside(load_context, file).await.map_err(|e| {
-                    SplatLoadError::SiblingFile {
-                        path: e.path,
-                        message: e.message,
-                    }
-                })?;
+                let image = sibling(load_context, file).await?;
                 images.insert(file.to_owned(), image);
             }
             Ok(
@@ -130,6 +130,58 @@ impl SplatLoader {
     }
 }
 
+/// A file the splat file names, read from beside it.
+#[cfg(any(feature = "sog", feature = "rad"))]
+async fn sibling(
+    load_context: &mut LoadContext<'_>,
+    name: &str,
+) -> Result<Vec<u8>, SplatLoadError> {
+    read_beside(load_context, name)
+        .await
+        .map_err(|e| SplatLoadError::SiblingFile {
+            path: e.path,
+            message: e.message,
+        })
+}
+
+#[cfg(feature = "sog")]
+impl SplatLoader {
+    /// A streamed SOG's finest level: its `lod-meta.json`, then each chunk's
+    /// `meta.json` and images, from beside it.
+    async fn decode_sog_lod(
+        bytes: &[u8],
+        load_context: &mut LoadContext<'_>,
+    ) -> Result<DecodedSplats, SplatLoadError> {
+        use formats::sog;
+        Format::SogLod.confirm(bytes)?;
+        let meta = sog::parse_lod_meta(bytes).map_err(DecodeError::from)?;
+        let mut chunks = std::collections::HashMap::new();
+        for chunk in meta.level_files(0) {
+            let chunk_meta =
+                sog::parse_meta(&sibling(load_context, chunk).await?).map_err(DecodeError::from)?;
+            let mut images = std::collections::HashMap::new();
+            for file in chunk_meta.image_files() {
+                let image = sibling(load_context, &sog::beside_chunk(chunk, file)).await?;
+                images.insert(file.to_owned(), image);
+            }
+            let splats =
+                sog::decode_images(&chunk_meta, |name| images.get(name).map(Vec::as_slice))
+                    .map_err(DecodeError::from)?;
+            chunks.insert(chunk.to_owned(), splats);
+        }
+        let levels = meta.levels();
+        let splats =
+            sog::decode_lod_level(&meta, 0, |name| chunks.get(name)).map_err(DecodeError::from)?;
+        if levels > 1 {
+            info!(
+                "{}: a streamed SOG of {levels} levels; its finest is loaded",
+                load_context.path()
+            );
+        }
+        Ok(splats)
+    }
+}
+
 #[cfg(feature = "rad")]
 impl SplatLoader {
     /// A `.rad` file's leaves (its finest level), its chunks read from beside it when
@@ -142,12 +194,7 @@ impl SplatLoader {
         let names = formats::rad::chunk_files(bytes).map_err(DecodeError::from)?;
         let mut chunks = std::collections::HashMap::new();
         for name in names {
-            let chunk = read_beside(load_context, &name).await.map_err(|e| {
-                SplatLoadError::SiblingFile {
-                    path: e.path,
-                    message: e.message,
-                }
-            })?;
+            let chunk = sibling(load_context, &name).await?;
             chunks.insert(name, chunk);
         }
         let nodes =
@@ -196,6 +243,6 @@ impl AssetLoader for SplatLoader {
     }
 
     fn extensions(&self) -> &[&str] {
-        &["ply", "splat", "spz", "sog", "meta.json", "rad"]
+        &["ply", "splat", "spz", "sog", "meta.json", "rad", "ksplat"]
     }
 }

@@ -7,5 +7,6 @@ mod common;
 mod fixtures;
 mod fuzz;
 mod layout;
+mod lod;
 mod malformed;
 mod splat_transform;

@@ -139,3 +139,14 @@ fn v1_with_sh_matches_splat_transform() {
     let ours = decode_files(&files, &Default::default()).unwrap();
     assert_agree("playbot as v1", &compare("playbot as v1", &ours, &ply));
 }
+
+/// A streamed SOG (splat-transform's `lod-meta.json` output): its finest level, read
+/// from the chunks its tree names, is what splat-transform decodes from those chunks.
+#[test]
+fn streamed_lod_finest_level_matches_splat_transform() {
+    let ply = reference("fruit_lod");
+    let ours = bevy_splat::asset::formats::decode_path(&data("sog/fruit_lod/lod-meta.json"))
+        .expect("the finest level decodes");
+    assert_eq!(ours.len(), 4_721);
+    assert_agree("fruit lod 0", &compare("fruit lod 0", &ours, &ply));
+}

@@ -7,6 +7,7 @@
 
 #[cfg(feature = "gltf")]
 pub mod gltf;
+pub mod ksplat;
 pub mod ply;
 #[cfg(feature = "rad")]
 pub mod rad;
@@ -31,10 +32,15 @@ pub enum Format {
     SogBundle,
     /// PlayCanvas's SOG as a `meta.json` beside its WebP images.
     SogMeta,
+    /// PlayCanvas's streamed SOG: a `lod-meta.json` over chunks of SOG folders, one
+    /// set per level of detail.
+    SogLod,
     /// glTF 2.0 (`.gltf`, `.glb`) with `KHR_gaussian_splatting`.
     Gltf,
     /// Spark's `.rad`: chunked, compressed, with an optional level-of-detail tree.
     Rad,
+    /// GaussianSplats3D's `.ksplat` (compression levels 0–2).
+    Ksplat,
 }
 
 impl Format {
@@ -42,6 +48,9 @@ impl Format {
     /// end, so that other JSON is not taken for SOG).
     pub fn of_path(path: &str) -> Option<Format> {
         let lower = path.to_ascii_lowercase();
+        if lower.ends_with("lod-meta.json") {
+            return Some(Format::SogLod);
+        }
         if lower.ends_with("meta.json") {
             return Some(Format::SogMeta);
         }
@@ -52,6 +61,7 @@ impl Format {
             "sog" => Some(Format::SogBundle),
             "gltf" | "glb" => Some(Format::Gltf),
             "rad" => Some(Format::Rad),
+            "ksplat" => Some(Format::Ksplat),
             _ => None,
         }
     }
@@ -75,12 +85,20 @@ impl Format {
         if bytes.starts_with(b"RAD0") {
             return Some(Format::Rad);
         }
+        // No magic: headers that describe the file's length exactly.
+        if ksplat::is_ksplat(bytes) {
+            return Some(Format::Ksplat);
+        }
         let text = bytes.trim_ascii_start();
         if text.starts_with(b"{") {
             // Both are JSON objects; glTF's must hold `asset`, SOG's `means`.
             let head = &text[..text.len().min(64 * 1024)];
             let has = |key: &[u8]| head.windows(key.len()).any(|w| w == key);
             // SOG writers add an `asset` object too, so SOG is asked first.
+            #[cfg(feature = "sog")]
+            if sog::is_sog_lod_meta(bytes) {
+                return Some(Format::SogLod);
+            }
             #[cfg(feature = "sog")]
             let sog = sog::is_sog_meta(bytes);
             #[cfg(not(feature = "sog"))]
@@ -103,8 +121,10 @@ impl Format {
             Format::Spz => "SPZ",
             Format::SogBundle => "SOG bundle",
             Format::SogMeta => "SOG meta.json",
+            Format::SogLod => "streamed SOG lod-meta.json",
             Format::Gltf => "glTF",
             Format::Rad => "Spark .rad",
+            Format::Ksplat => ".ksplat",
         }
     }
 
@@ -168,6 +188,9 @@ pub enum DecodeError {
     #[cfg(feature = "sog")]
     #[error("invalid SOG file: {0}")]
     Sog(#[from] sog::SogError),
+    /// The `.ksplat` decoder refused the file.
+    #[error("invalid .ksplat file: {0}")]
+    Ksplat(#[from] ksplat::KsplatError),
     /// The `.rad` decoder refused the file.
     #[cfg(feature = "rad")]
     #[error("invalid .rad file: {0}")]
@@ -198,6 +221,7 @@ pub fn decode(format: Format, bytes: &[u8]) -> Result<DecodedSplats, DecodeError
             format,
             feature: "sog",
         }),
+        Format::Ksplat => Ok(ksplat::decode(bytes)?),
         #[cfg(feature = "rad")]
         Format::Rad => Ok(rad::decode(bytes)?),
         #[cfg(not(feature = "rad"))]
@@ -205,7 +229,7 @@ pub fn decode(format: Format, bytes: &[u8]) -> Result<DecodedSplats, DecodeError
             format,
             feature: "rad",
         }),
-        Format::SogMeta | Format::Gltf => Err(DecodeError::NotSingleFile(format)),
+        Format::SogMeta | Format::SogLod | Format::Gltf => Err(DecodeError::NotSingleFile(format)),
     }
 }
 
@@ -235,8 +259,29 @@ pub fn decode_path(path: &std::path::Path) -> Result<DecodedSplats, PathDecodeEr
             .map_err(|e| invalid(e.into()))?;
         return Ok(nodes.leaves());
     }
-    if format != Format::SogMeta {
+    if format != Format::SogMeta && format != Format::SogLod {
         return decode(format, &bytes).map_err(invalid);
+    }
+    #[cfg(feature = "sog")]
+    if format == Format::SogLod {
+        format.confirm(&bytes).map_err(invalid)?;
+        let meta = sog::parse_lod_meta(&bytes).map_err(|e| invalid(e.into()))?;
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let mut chunks = std::collections::HashMap::new();
+        for chunk in meta.level_files(0) {
+            let chunk_meta =
+                sog::parse_meta(&read_file(&dir.join(chunk))?).map_err(|e| invalid(e.into()))?;
+            let mut images = std::collections::HashMap::new();
+            for file in chunk_meta.image_files() {
+                images.insert(file, read_file(&dir.join(sog::beside_chunk(chunk, file)))?);
+            }
+            let splats =
+                sog::decode_images(&chunk_meta, |name| images.get(name).map(Vec::as_slice))
+                    .map_err(|e| invalid(e.into()))?;
+            chunks.insert(chunk.to_owned(), splats);
+        }
+        return sog::decode_lod_level(&meta, 0, |name| chunks.get(name))
+            .map_err(|e| invalid(e.into()));
     }
     #[cfg(feature = "sog")]
     {
@@ -289,7 +334,7 @@ pub enum PathDecodeError {
     Io(String, std::io::Error),
     /// The path's extension names no splat format.
     #[error(
-        "{0}: not a splat file extension (.ply, .splat, .spz, .sog, meta.json, .rad, .gltf, .glb)"
+        "{0}: not a splat file extension (.ply, .splat, .spz, .sog, meta.json, lod-meta.json, .rad, .ksplat, .gltf, .glb)"
     )]
     UnknownExtension(String),
     /// The file was read but did not decode.

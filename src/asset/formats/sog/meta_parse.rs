@@ -178,7 +178,7 @@ fn files<const N: usize>(
 
 /// Names are resolved beside meta.json by the caller, so one that is absolute, climbs
 /// with `..`, or carries a scheme or drive (`:`) could reach files outside the scene.
-fn check_file_name(name: &str, key: &'static str) -> Result<(), SogError> {
+pub(super) fn check_file_name(name: &str, key: &'static str) -> Result<(), SogError> {
     let bad = name.is_empty()
         || name.starts_with(['/', '\\'])
         || name.contains([':', '\0'])
