@@ -1,6 +1,7 @@
 //! `SplatLod` on lavapipe: a budget that covers the cloud draws exactly what a camera
 //! without one draws; a small budget draws a cut of the cloud's tree within the
 //! budget, coarser but close to the exact image; and the cut blends rather than pops.
+//! A `.rad` file's own tree is drawn as it is, within the budget too.
 
 mod common;
 mod reference_raster;
@@ -221,5 +222,73 @@ fn a_pick_on_a_coarse_cut_names_one_of_the_assets_splats() {
             "pick index {} is not one of the {count} splats",
             hit.splat_index
         );
+    }
+}
+
+/// The angel as Spark's `build-lod` wrote it (`tests/data/rad/`), with its tree.
+fn angel_from_rad(with_tree: bool) -> GaussianSplats {
+    use bevy_splat::asset::formats::rad;
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/rad/angel_sh0-chunked"
+    );
+    let read = |name: &str| std::fs::read(format!("{dir}/{name}")).expect("the fixture");
+    let header = read("angel_sh0-lod.rad");
+    let chunks: Vec<(String, Vec<u8>)> = rad::chunk_files(&header)
+        .expect("a header")
+        .into_iter()
+        .map(|name| {
+            let bytes = read(&name);
+            (name, bytes)
+        })
+        .collect();
+    let file = rad::decode_nodes_with(&header, |name| {
+        chunks
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b.as_slice())
+    })
+    .expect("it decodes");
+    let (leaves, tree) = file.leaves_and_tree();
+    let splats = GaussianSplats::from(leaves);
+    match (with_tree, tree) {
+        (true, Some(tree)) => splats.with_file_tree(tree),
+        _ => splats,
+    }
+}
+
+#[test]
+fn a_rad_files_own_tree_draws_cuts_within_the_budget() {
+    let count = angel_from_rad(false).len();
+    let (mut exact_app, exact_camera, _) = scene_of(angel_from_rad(false), None, 1.0);
+    let exact = exact_app
+        .render(std::slice::from_ref(&exact_camera))
+        .expect("the render")
+        .remove(0)
+        .rgb();
+    let budget = (count / 8) as u32;
+    for with_tree in [true, false] {
+        let lod = Some(SplatLod::with_budget(budget));
+        let (mut headless, camera, _) = scene_of(angel_from_rad(with_tree), lod, 1.0);
+        let (image, threshold, visible) = settled_render(&mut headless, &camera);
+        let trees = headless.app.world().resource::<SplatLodTrees>();
+        let nodes = trees.iter().map(|(_, lod)| lod.tree.len()).sum::<usize>();
+        if with_tree {
+            assert_eq!(nodes, 98_225, "Spark's tree, as the file has it");
+        } else {
+            assert_ne!(nodes, 98_225, "a tree of our own");
+        }
+        assert!(threshold > 0.0, "a cut above the leaves");
+        assert!(
+            f64::from(visible) <= f64::from(budget) * 1.1,
+            "{visible} drawn for {budget}"
+        );
+        assert!(visible > budget / 4, "{visible} drawn for {budget}");
+        let db = psnr(&exact, &image);
+        println!(
+            "{} tree: {visible} of {count} drawn, {db:.1} dB from the exact image",
+            if with_tree { "the file's" } else { "our own" }
+        );
+        assert!(db > 12.0, "{db:.1} dB");
     }
 }

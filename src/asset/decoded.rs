@@ -100,3 +100,20 @@ pub fn opacity_logit(alpha: f32) -> f32 {
     let alpha = f64::from(alpha).clamp(1e-6, 1.0 - 1e-6);
     (alpha / (1.0 - alpha)).ln() as f32
 }
+
+/// A level-of-detail tree a file stores over its splats (Spark's `.rad`), in the
+/// numbering [`crate::lod::SplatLodTree`] uses: nodes `0..leaves` are the file's
+/// splats as loaded, interior node `leaves + i` is `interior[i]`, and every node's
+/// children come before it. A camera with `SplatLod` draws cuts of this tree instead
+/// of building one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DecodedTree {
+    /// The interior nodes as splats (the crate's layout).
+    pub interior: Vec<SplatGeometry>,
+    /// Their SH coefficients, the leaves' stride.
+    pub interior_sh: Vec<f32>,
+    /// Per interior node, its children's range in `children`.
+    pub child_ranges: Vec<[u32; 2]>,
+    /// Children, node ids.
+    pub children: Vec<u32>,
+}

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 #[cfg(any(feature = "sog", feature = "rad"))]
 use super::beside::read_beside;
 use super::decoded::DecodedSplats;
+#[cfg(feature = "rad")]
+use super::decoded::DecodedTree;
 use super::formats::{self, DecodeError, Format};
 use super::splats::{GaussianSplats, SplatStorage};
 
@@ -92,10 +94,6 @@ impl SplatLoader {
                 );
             }
             return Ok(splats);
-        }
-        #[cfg(feature = "rad")]
-        if format == Format::Rad {
-            return Self::decode_rad(bytes, load_context).await;
         }
         #[cfg(feature = "sog")]
         if format == Format::SogLod {
@@ -184,12 +182,12 @@ impl SplatLoader {
 
 #[cfg(feature = "rad")]
 impl SplatLoader {
-    /// A `.rad` file's leaves (its finest level), its chunks read from beside it when
-    /// the header names chunk files.
+    /// A `.rad` file's leaves (its finest level) and its tree, its chunks read from
+    /// beside it when the header names chunk files.
     async fn decode_rad(
         bytes: &[u8],
         load_context: &mut LoadContext<'_>,
-    ) -> Result<DecodedSplats, SplatLoadError> {
+    ) -> Result<(DecodedSplats, Option<DecodedTree>), SplatLoadError> {
         Format::Rad.confirm(bytes)?;
         let names = formats::rad::chunk_files(bytes).map_err(DecodeError::from)?;
         let mut chunks = std::collections::HashMap::new();
@@ -200,7 +198,7 @@ impl SplatLoader {
         let nodes =
             formats::rad::decode_nodes_with(bytes, |name| chunks.get(name).map(Vec::as_slice))
                 .map_err(DecodeError::from)?;
-        Ok(nodes.leaves())
+        Ok(nodes.leaves_and_tree())
     }
 }
 
@@ -220,7 +218,14 @@ impl AssetLoader for SplatLoader {
         let path = load_context.path().to_string();
         let format =
             Format::of_path(&path).ok_or(SplatLoadError::UnknownExtension(path.clone()))?;
-        let decoded = Self::decode(&bytes, format, load_context).await?;
+        // A `.rad` brings its level-of-detail tree along.
+        #[cfg(feature = "rad")]
+        let (decoded, file_tree) = match format {
+            Format::Rad => Self::decode_rad(&bytes, load_context).await?,
+            _ => (Self::decode(&bytes, format, load_context).await?, None),
+        };
+        #[cfg(not(feature = "rad"))]
+        let (decoded, file_tree) = (Self::decode(&bytes, format, load_context).await?, None);
         if decoded.non_finite > 0 {
             warn!(
                 "{path}: {} of {} splats hold NaN or infinite values; the renderer culls them",
@@ -239,7 +244,11 @@ impl AssetLoader for SplatLoader {
             },
             format.name()
         );
-        Ok(GaussianSplats::from(decoded).with_storage(settings.storage()))
+        let splats = GaussianSplats::from(decoded).with_storage(settings.storage());
+        Ok(match file_tree {
+            Some(tree) => splats.with_file_tree(tree),
+            None => splats,
+        })
     }
 
     fn extensions(&self) -> &[&str] {

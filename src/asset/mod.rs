@@ -13,7 +13,7 @@ mod loader;
 mod scene;
 mod splats;
 
-pub use decoded::{DecodedSplats, SplatGeometry};
+pub use decoded::{DecodedSplats, DecodedTree, SplatGeometry};
 #[allow(deprecated)]
 pub use loader::{PlyLoader, PlyLoaderSettings};
 pub use loader::{SplatLoadError, SplatLoader, SplatLoaderSettings};

@@ -4,7 +4,9 @@ use bevy::reflect::{Reflect, TypePath};
 use serde::{Deserialize, Serialize};
 
 use super::bounds::splat_bounds;
-use super::decoded::{DecodedSplats, SplatGeometry, sh_stride};
+use std::sync::Arc;
+
+use super::decoded::{DecodedSplats, DecodedTree, SplatGeometry, sh_stride};
 
 /// How an asset's splats are stored on the GPU. The choice trades memory and
 /// preprocess time for a small, measured change of the image (BENCHMARKS.md has the
@@ -41,6 +43,9 @@ pub struct GaussianSplats {
     bounds: Option<Aabb>,
     storage: SplatStorage,
     antialiased: bool,
+    /// A level-of-detail tree the file brought (Spark's `.rad`), used instead of one
+    /// built when a camera asks for level of detail.
+    file_tree: Option<Arc<DecodedTree>>,
 }
 
 impl GaussianSplats {
@@ -65,6 +70,7 @@ impl GaussianSplats {
             bounds,
             storage: SplatStorage::default(),
             antialiased: false,
+            file_tree: None,
         })
     }
 
@@ -86,6 +92,20 @@ impl GaussianSplats {
     /// Floats of SH data per splat: `3 * (degree + 1)²`.
     pub fn sh_stride(&self) -> usize {
         sh_stride(self.sh_degree)
+    }
+
+    /// Gives the cloud a level-of-detail tree over its splats, as a file stores one
+    /// (its leaves must be this cloud's splats, in order). A camera with `SplatLod`
+    /// draws cuts of it instead of building a tree; one that does not fit the cloud is
+    /// set aside and a tree built.
+    pub fn with_file_tree(mut self, tree: DecodedTree) -> Self {
+        self.file_tree = Some(Arc::new(tree));
+        self
+    }
+
+    /// The level-of-detail tree the file brought, if any.
+    pub fn file_tree(&self) -> Option<&DecodedTree> {
+        self.file_tree.as_deref()
     }
 
     /// Position, opacity logit, rotation and log-scale of every splat.
@@ -157,6 +177,7 @@ impl From<DecodedSplats> for GaussianSplats {
             bounds,
             storage: SplatStorage::default(),
             antialiased: decoded.antialiased,
+            file_tree: None,
         }
     }
 }

@@ -27,10 +27,14 @@ pub struct CloudLod {
 }
 
 impl CloudLod {
-    /// The level of detail of `splats`: `None` for a cloud too small to have interior
-    /// nodes (fewer than two splats).
+    /// The level of detail of `splats` (the file's own tree, if it brought one, else
+    /// one built): `None` for a cloud too small to have interior nodes.
     pub fn build(splats: &GaussianSplats) -> Option<Self> {
-        let tree = SplatLodTree::build(splats);
+        // A tree the file brought is taken as it is; one that does not fit is rebuilt.
+        let tree = splats
+            .file_tree()
+            .and_then(|file| SplatLodTree::from_file(file, splats))
+            .unwrap_or_else(|| SplatLodTree::build(splats));
         if tree.interior().is_empty() {
             return None;
         }

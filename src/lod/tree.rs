@@ -11,7 +11,7 @@
 use bevy::math::DVec3;
 
 use super::moments::Moments;
-use crate::asset::{GaussianSplats, SplatGeometry};
+use crate::asset::{DecodedTree, GaussianSplats, SplatGeometry};
 
 /// No parent: a root of the tree.
 pub const NO_PARENT: u32 = u32::MAX;
@@ -136,6 +136,58 @@ impl SplatLodTree {
         }
         tree.interior_sh = colours;
         tree
+    }
+
+    /// The tree a file brought over `splats` ([`GaussianSplats::file_tree`]), with
+    /// parents and radii worked out here; `None` when it does not fit the cloud (its
+    /// SH stride, ids out of range, a node with two parents or after its parent, or
+    /// more than one root).
+    pub fn from_file(file: &DecodedTree, splats: &GaussianSplats) -> Option<Self> {
+        let leaves = splats.len();
+        let stride = splats.sh_stride();
+        let interior = file.interior.len();
+        let total = leaves.checked_add(interior)?;
+        if file.child_ranges.len() != interior
+            || file.interior_sh.len() != interior.checked_mul(stride)?
+            || u32::try_from(total).is_err()
+        {
+            return None;
+        }
+        let geometry = |node: usize| match node.checked_sub(leaves) {
+            None => &splats.geometry()[node],
+            Some(i) => &file.interior[i],
+        };
+        let moments: Vec<Moments> = (0..total).map(|n| Moments::of_splat(geometry(n))).collect();
+        let mut parents = vec![NO_PARENT; total];
+        let mut radii: Vec<f32> = moments.iter().map(|m| m.radius() as f32).collect();
+        for (i, &[start, end]) in file.child_ranges.iter().enumerate() {
+            let node = leaves + i;
+            let kids = file.children.get(start as usize..end as usize)?;
+            let mut reach = f64::from(radii[node]);
+            for &child in kids {
+                let child = child as usize;
+                // Children come before their parent, each with one parent.
+                if child >= node || parents[child] != NO_PARENT {
+                    return None;
+                }
+                parents[child] = node as u32;
+                let distance = (moments[child].mean - moments[node].mean).length();
+                reach = reach.max(distance + f64::from(radii[child]));
+            }
+            radii[node] = reach as f32;
+        }
+        if parents.iter().filter(|&&p| p == NO_PARENT).count() != 1 {
+            return None;
+        }
+        Some(Self {
+            leaves: leaves as u32,
+            parents,
+            radii,
+            child_ranges: file.child_ranges.clone(),
+            children: file.children.clone(),
+            interior: file.interior.clone(),
+            interior_sh: file.interior_sh.clone(),
+        })
     }
 
     /// Splats of the cloud (the leaves).

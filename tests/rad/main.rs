@@ -6,4 +6,5 @@
 mod common;
 mod malformed;
 mod spark_files;
+mod tree;
 mod written;

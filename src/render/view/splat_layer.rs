@@ -33,6 +33,7 @@ impl LayerOutputs {
     }
 
     /// A shadow map's: the surface's depth alone.
+    #[cfg_attr(not(feature = "shadows"), allow(dead_code))]
     pub const SHADOW: Self = Self {
         colour: false,
         median_depth: true,

@@ -6,7 +6,9 @@ use super::container::{Chunk, Header, parse_chunk, parse_header, property_data};
 use super::encoding::{Encoding, ZERO_LN, decode_floats, decode_quaternions, decode_u32};
 use super::error::RadError;
 use super::meta::PropertyMeta;
-use crate::asset::decoded::{DecodedSplats, SH_C0, SplatGeometry, opacity_logit, sh_stride};
+use crate::asset::decoded::{
+    DecodedSplats, DecodedTree, SH_C0, SplatGeometry, opacity_logit, sh_stride,
+};
 
 /// The most splats one chunk may hold here (Spark writes 65,536): what bounds the
 /// memory a chunk's claims can cost before its data is seen.
@@ -41,6 +43,53 @@ impl RadSplats {
             }
         }
         DecodedSplats::from_parts(geometry, sh, self.nodes.sh_degree, false)
+    }
+}
+
+impl RadSplats {
+    /// The leaves (as [`RadSplats::leaves`]) and the file's tree over them, renumbered
+    /// as the crate's trees are: leaves first in file order, then the interior nodes,
+    /// each after its children. `None` for a file without a tree.
+    pub fn leaves_and_tree(&self) -> (DecodedSplats, Option<DecodedTree>) {
+        let leaves = self.leaves();
+        let Some(children) = &self.children else {
+            return (leaves, None);
+        };
+        let stride = self.nodes.sh_stride();
+        let leaf_count = leaves.len() as u32;
+        // File node -> new id: leaves in file order.
+        let mut id = vec![u32::MAX; children.len()];
+        let mut next_leaf = 0;
+        for (node, [_, count]) in children.iter().enumerate() {
+            if *count == 0 {
+                id[node] = next_leaf;
+                next_leaf += 1;
+            }
+        }
+        // Interior nodes in post-order (children first), from the root; the tree was
+        // checked to be one tree, so each node is met once.
+        let mut tree = DecodedTree::default();
+        let mut stack = vec![(0usize, false)];
+        while let Some((node, expanded)) = stack.pop() {
+            let [start, count] = children[node];
+            if count == 0 {
+                continue;
+            }
+            if !expanded {
+                stack.push((node, true));
+                stack.extend((start as usize..(start + count) as usize).map(|c| (c, false)));
+                continue;
+            }
+            id[node] = leaf_count + tree.interior.len() as u32;
+            let first = tree.children.len() as u32;
+            tree.children
+                .extend((start as usize..(start + count) as usize).map(|c| id[c]));
+            tree.child_ranges.push([first, tree.children.len() as u32]);
+            tree.interior.push(self.nodes.geometry[node]);
+            tree.interior_sh
+                .extend_from_slice(&self.nodes.sh[node * stride..(node + 1) * stride]);
+        }
+        (leaves, Some(tree))
     }
 }
 
