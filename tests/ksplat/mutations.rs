@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::common::*;
-use bevy_splat::asset::formats::ksplat::{KsplatError, decode, is_ksplat};
+use bevy_splat::asset::formats::ksplat::{decode, is_ksplat};
 
 /// Values that reach the size and count checks more often than random bytes do.
 const INTERESTING: [u32; 9] = [0, 1, 2, 12, 255, 256, 0x7fff_ffff, 0x8000_0000, u32::MAX];
@@ -36,17 +36,6 @@ fn mutate(rng: &mut XorShift, bytes: &mut Vec<u8>) {
             }
             _ => bytes[at] = rng.next() as u8,
         }
-    }
-}
-
-fn outcome(result: &Result<impl Sized, KsplatError>) -> String {
-    match result {
-        Ok(_) => "ok".into(),
-        Err(e) => format!("{e:?}")
-            .split([' ', '(', '{'])
-            .next()
-            .unwrap_or("?")
-            .to_owned(),
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::common::*;
 use bevy_splat::asset::formats::sog::{
-    DecodeOptions, SogError, decode_bundle, decode_bundle_with, decode_images, parse_meta,
+    DecodeOptions, decode_bundle, decode_bundle_with, decode_images, parse_meta,
 };
 
 /// Overwrites, inserts, deletes or truncates a few bytes. JSON also gets digits and
@@ -29,17 +29,6 @@ fn mutate(rng: &mut XorShift, bytes: &mut Vec<u8>, json: bool) {
             2 if rng.below(4) == 0 => bytes.truncate(at),
             _ => bytes[at] = value,
         }
-    }
-}
-
-fn outcome(result: &Result<impl Sized, SogError>) -> String {
-    match result {
-        Ok(_) => "ok".into(),
-        Err(e) => format!("{e:?}")
-            .split([' ', '(', '{'])
-            .next()
-            .unwrap_or("?")
-            .to_owned(),
     }
 }
 

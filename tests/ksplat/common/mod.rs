@@ -149,23 +149,9 @@ impl Worst {
     }
 }
 
-/// Deterministic pseudo-random numbers (xorshift64*).
-pub struct XorShift(pub u64);
-
-impl XorShift {
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "../../common/mutation.rs"]
+mod mutation;
+pub use mutation::{XorShift, outcome};
 
 /// The floor a zero scale decodes to.
 pub fn zero_scale_log() -> f32 {

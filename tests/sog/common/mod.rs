@@ -164,23 +164,9 @@ pub fn rezip(files: &[(String, Vec<u8>)]) -> Vec<u8> {
     zip(&refs)
 }
 
-/// Deterministic pseudo-random numbers (xorshift64*).
-pub struct XorShift(pub u64);
-
-impl XorShift {
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "../../common/mutation.rs"]
+mod mutation;
+pub use mutation::{XorShift, outcome};
 
 /// A small v2 scene built texel by texel, for layout and error tests.
 pub struct Synthetic {
