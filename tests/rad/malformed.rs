@@ -110,3 +110,54 @@ fn random_damage_never_panics() {
     }
     assert!(failures > 0, "some damage must be noticed");
 }
+
+/// A one-chunk file with its chunk's JSON changed by `edit` (the header's byte counts
+/// follow).
+fn with_chunk_json(bytes: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let chunk_at = 8 + word(4).div_ceil(8) * 8;
+    let json_len = word(chunk_at + 4);
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&bytes[chunk_at + 8..chunk_at + 8 + json_len]).unwrap();
+    edit(&mut json);
+    let text = serde_json::to_vec(&json).unwrap();
+    let mut chunk = b"RADC".to_vec();
+    chunk.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    chunk.extend_from_slice(&text);
+    chunk.resize(chunk.len().div_ceil(8) * 8, 0);
+    chunk.extend_from_slice(&bytes[chunk_at + 8 + json_len.div_ceil(8) * 8..]);
+    let mut file = bytes[..chunk_at].to_vec();
+    file.extend_from_slice(&chunk);
+    let count = json["count"].clone();
+    with_header(&file, |h| {
+        h["count"] = count.clone();
+        h["chunks"][0]["bytes"] = (chunk.len() as u64).into();
+        h["allChunkBytes"] = (chunk.len() as u64).into();
+    })
+}
+
+#[test]
+fn a_chunk_that_claims_more_than_its_data_holds_is_refused() {
+    let three = source("train_3pts_sh3.ply");
+    let bytes = rad::write(&three, None, RadEncoding::Exact).unwrap();
+    // More than a deflate stream of that size can hold: refused before inflating.
+    let claim = with_chunk_json(&bytes, |c| c["count"] = 999_999.into());
+    let error = rad::decode(&claim).unwrap_err();
+    assert!(matches!(error, RadError::Unexpandable { .. }), "{error}");
+    // Within what it could hold but more than it does: found when inflated.
+    let claim = with_chunk_json(&bytes, |c| c["count"] = 4.into());
+    let error = rad::decode(&claim).unwrap_err();
+    assert!(matches!(error, RadError::PropertySize { .. }), "{error}");
+    // Past the chunk limit.
+    let claim = with_chunk_json(&bytes, |c| c["count"] = (1u64 << 21).into());
+    assert!(matches!(
+        rad::decode(&claim),
+        Err(RadError::ChunkTooLarge { .. })
+    ));
+    // A chunk that does not start where the splats before it end.
+    let claim = with_chunk_json(&bytes, |c| c["base"] = 5.into());
+    assert!(matches!(
+        rad::decode(&claim),
+        Err(RadError::ChunkBase { .. })
+    ));
+}

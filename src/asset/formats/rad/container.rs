@@ -16,6 +16,9 @@ pub const FILE_MAGIC: [u8; 4] = *b"RAD0";
 /// `RADC`, little-endian.
 pub const CHUNK_MAGIC: [u8; 4] = *b"RADC";
 
+/// Deflate's largest expansion: a 258-byte match costs at least 2 bits.
+const DEFLATE_MAX_RATIO: u64 = 1032;
+
 /// `n` rounded up to a multiple of 8.
 pub fn padded(n: u64) -> u64 {
     n.div_ceil(8) * 8
@@ -120,7 +123,16 @@ pub fn property_data(
     let data = match property.compression.as_deref() {
         None => stored.to_vec(),
         Some("gz") => {
-            // Deflate expands a byte to at most ~1032: start small, grow as data comes.
+            // Deflate expands a byte to at most ~1032: a claim beyond that is refused
+            // before inflating, and the buffer starts small and grows as data comes.
+            if expected > (stored.len() as u64).saturating_mul(DEFLATE_MAX_RATIO) + 64 {
+                return Err(RadError::Unexpandable {
+                    chunk: index,
+                    property: property.property.clone(),
+                    stored: stored.len() as u64,
+                    expected,
+                });
+            }
             let capacity = expected.min(stored.len() as u64 * 8) as usize;
             let mut out = Vec::with_capacity(capacity);
             DeflateDecoder::new(stored)

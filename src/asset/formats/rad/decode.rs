@@ -6,13 +6,14 @@ use super::container::{Chunk, Header, parse_chunk, parse_header, property_data};
 use super::encoding::{Encoding, ZERO_LN, decode_floats, decode_quaternions, decode_u32};
 use super::error::RadError;
 use super::meta::PropertyMeta;
+use super::parallel::map_in_order;
 use crate::asset::decoded::{
     DecodedSplats, DecodedTree, SH_C0, SplatGeometry, opacity_logit, sh_stride,
 };
 
 /// The most splats one chunk may hold here (Spark writes 65,536): what bounds the
 /// memory a chunk's claims can cost before its data is seen.
-pub const MAX_CHUNK_SPLATS: u64 = 1 << 22;
+pub const MAX_CHUNK_SPLATS: u64 = 1 << 20;
 
 /// What a `.rad` file holds: every node, and its level-of-detail tree if it has one.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,8 +119,9 @@ pub fn decode_nodes_with<'a>(
             .as_ref()
             .and_then(|e| e.lod_opacity)
             .unwrap_or(false);
-    let mut columns = Columns::new(degree as u8, lod_tree);
-    let mut codebook: Option<Codebook> = None;
+    // The chunks' framing first, in order: where each starts and how many it holds.
+    let mut chunks = Vec::with_capacity(meta.chunks.len().min(bytes.len() / 16 + 1));
+    let mut decoded = 0u64;
     for (index, range) in meta.chunks.iter().enumerate() {
         let chunk = match &range.filename {
             Some(name) => {
@@ -135,22 +137,55 @@ pub fn decode_nodes_with<'a>(
                 index,
             )?,
         };
-        if index == 0 && meta.sh_code_count.is_some() {
-            codebook = Some(Codebook::read(&chunk, &header)?);
+        let count = chunk.meta.count;
+        if count > MAX_CHUNK_SPLATS {
+            return Err(RadError::ChunkTooLarge {
+                chunk: index,
+                count,
+                max: MAX_CHUNK_SPLATS,
+            });
         }
-        columns.add_chunk(&chunk, index, codebook.as_ref())?;
+        if chunk.meta.base != decoded {
+            return Err(RadError::ChunkBase {
+                chunk: index,
+                base: chunk.meta.base,
+                expected: decoded,
+            });
+        }
+        decoded += count;
+        chunks.push((index, chunk));
     }
-    let decoded = columns.len() as u64;
     if decoded != meta.count {
         return Err(RadError::CountMismatch {
             header: meta.count,
             chunks: decoded,
         });
     }
-    if let Some(children) = &columns.children {
-        check_tree(children)?;
-    }
-    Ok(columns.finish(lod_opacity))
+    let codebook = match (meta.sh_code_count, chunks.first()) {
+        (Some(_), Some((_, first))) => Some(Codebook::read(first, &header)?),
+        _ => None,
+    };
+    // Then their properties, on several threads where there are.
+    let parts = map_in_order(&chunks, |(index, chunk)| {
+        let mut columns = Columns::new(degree as u8, lod_tree);
+        columns.add_chunk(chunk, *index, codebook.as_ref())?;
+        Ok(columns)
+    });
+    let parts = parts
+        .into_iter()
+        .collect::<Result<Vec<Columns>, RadError>>()?;
+    let children = match lod_tree {
+        true => {
+            let all: Vec<[u32; 2]> = parts
+                .iter()
+                .flat_map(|part| part.children.iter().flatten().copied())
+                .collect();
+            check_tree(&all)?;
+            Some(all)
+        }
+        false => None,
+    };
+    Ok(Columns::finish(parts, degree as u8, children, lod_opacity))
 }
 
 /// The properties as read, per splat.
@@ -213,20 +248,6 @@ impl Columns {
         codebook: Option<&Codebook>,
     ) -> Result<(), RadError> {
         let count = chunk.meta.count;
-        if count > MAX_CHUNK_SPLATS {
-            return Err(RadError::ChunkTooLarge {
-                chunk: index,
-                count,
-                max: MAX_CHUNK_SPLATS,
-            });
-        }
-        if chunk.meta.base != self.len() as u64 {
-            return Err(RadError::ChunkBase {
-                chunk: index,
-                base: chunk.meta.base,
-                expected: self.len() as u64,
-            });
-        }
         let n = count as usize;
         let reader = ChunkReader { chunk, index, n };
 
@@ -324,36 +345,46 @@ impl Columns {
         Ok(rest)
     }
 
-    fn finish(self, lod_opacity: bool) -> RadSplats {
-        let rest_len = self.rest_len();
+    /// The chunks' columns, in order, as the crate's splats (each part freed once
+    /// it is converted).
+    fn finish(
+        parts: Vec<Columns>,
+        degree: u8,
+        children: Option<Vec<[u32; 2]>>,
+        lod_opacity: bool,
+    ) -> RadSplats {
+        let total: usize = parts.iter().map(Columns::len).sum();
+        let rest_len = sh_stride(degree) - 3;
         let stride = rest_len + 3;
-        let mut geometry = Vec::with_capacity(self.len());
-        let mut sh = Vec::with_capacity(self.len() * stride);
-        for i in 0..self.len() {
-            let [x, y, z, w] = self.rotation[i];
-            let (opacity, widen) = match self.alpha[i] {
-                alpha if lod_opacity && alpha > 1.0 => (1.0, lod_widening(alpha)),
-                alpha => (alpha, 1.0),
-            };
-            geometry.push(SplatGeometry {
-                position: self.position[i],
-                opacity_logit: opacity_logit(opacity),
-                rotation: [w, x, y, z],
-                log_scale: self.scale[i].map(|s| {
-                    if s > 0.0 {
-                        (s * widen).ln().max(ZERO_LN)
-                    } else {
-                        ZERO_LN
-                    }
-                }),
-                _pad: 0.0,
-            });
-            sh.extend(self.rgb[i].map(|c| (c - 0.5) / SH_C0));
-            sh.extend_from_slice(&self.rest[i * rest_len..(i + 1) * rest_len]);
+        let mut geometry = Vec::with_capacity(total);
+        let mut sh = Vec::with_capacity(total * stride);
+        for part in parts {
+            for i in 0..part.len() {
+                let [x, y, z, w] = part.rotation[i];
+                let (opacity, widen) = match part.alpha[i] {
+                    alpha if lod_opacity && alpha > 1.0 => (1.0, lod_widening(alpha)),
+                    alpha => (alpha, 1.0),
+                };
+                geometry.push(SplatGeometry {
+                    position: part.position[i],
+                    opacity_logit: opacity_logit(opacity),
+                    rotation: [w, x, y, z],
+                    log_scale: part.scale[i].map(|s| {
+                        if s > 0.0 {
+                            (s * widen).ln().max(ZERO_LN)
+                        } else {
+                            ZERO_LN
+                        }
+                    }),
+                    _pad: 0.0,
+                });
+                sh.extend(part.rgb[i].map(|c| (c - 0.5) / SH_C0));
+                sh.extend_from_slice(&part.rest[i * rest_len..(i + 1) * rest_len]);
+            }
         }
         RadSplats {
-            nodes: DecodedSplats::from_parts(geometry, sh, self.degree, false),
-            children: self.children,
+            nodes: DecodedSplats::from_parts(geometry, sh, degree, false),
+            children,
         }
     }
 }

@@ -108,6 +108,20 @@ pub enum RadError {
         /// Bytes found (at most `expected + 1`: reading stops there).
         got: u64,
     },
+    /// A property's compressed bytes are too few to inflate to what its count needs.
+    #[error(
+        "chunk {chunk}: {property}'s {stored} compressed bytes cannot hold the {expected} its count needs"
+    )]
+    Unexpandable {
+        /// The chunk.
+        chunk: usize,
+        /// The property.
+        property: String,
+        /// Its compressed bytes.
+        stored: u64,
+        /// Bytes its count and encoding need.
+        expected: u64,
+    },
     /// A property's deflate stream is corrupt.
     #[error("chunk {chunk}: {property} does not inflate: {message}")]
     Inflate {

@@ -16,6 +16,7 @@ mod decode;
 mod encoding;
 mod error;
 mod meta;
+mod parallel;
 mod write;
 
 pub use decode::{MAX_CHUNK_SPLATS, RadSplats, decode_nodes, decode_nodes_with};
