@@ -438,6 +438,16 @@ fn a_sog_scene_by_url_matches_the_native_render() {
 }
 
 #[test]
+fn a_chunked_rad_by_url_matches_the_native_render() {
+    // Spark's build-lod output: a header whose two chunk files are fetched from beside
+    // it over HTTP, inflated in wasm, the tree's leaves drawn.
+    let Some(site) = prerequisites() else { return };
+    let scene = "tests/data/rad/angel_sh0-chunked/angel_sh0-lod.rad";
+    let url = "&url=/data/rad/angel_sh0-chunked/angel_sh0-lod.rad";
+    page_matches_native(&site, scene, url, "rad");
+}
+
+#[test]
 fn a_file_dropped_onto_the_page_replaces_the_scene() {
     let Some(site) = prerequisites() else { return };
     let tower = manifest().join("tests/data/formats/tower_v2.spz");
