@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bevy_splat::asset::DecodedSplats;
-use bevy_splat::asset::formats::{self, Format, gltf, sog};
+use bevy_splat::asset::formats::{self, Format, gltf, rad, sog};
 
 const RUNS: usize = 7;
 
@@ -53,6 +53,10 @@ fn main() {
         "spz/fruit_drops_sh3_v3.spz",
         "spz/fruit_drops_sh3_v4.spz",
         "formats/angel.sog",
+        "ksplat/angel_l1.ksplat",
+        "ksplat/fruit_l0_sh2.ksplat",
+        "ksplat/fruit_l1_sh2.ksplat",
+        "ksplat/fruit_l2_sh2.ksplat",
     ] {
         one_file(name);
     }
@@ -72,6 +76,29 @@ fn main() {
         time(&format!("{folder}/meta.json"), || {
             sog::decode_images(&meta, |n| images.get(n).map(Vec::as_slice))
                 .expect("decodes")
+                .len()
+        });
+    }
+    // `.rad`: every node of the tree counts (leaves and merged nodes alike).
+    for name in [
+        "rad/fruit_drops_sh3-lod.rad",
+        "rad/fruit_drops_sh3-nolod-f32.rad",
+        "rad/angel_sh0-chunked/angel_sh0-lod.rad",
+    ] {
+        let bytes = std::fs::read(data(name)).expect("a test file");
+        let folder = Path::new(name).parent().unwrap_or(Path::new(""));
+        let chunks: HashMap<String, Vec<u8>> = rad::chunk_files(&bytes)
+            .expect("a header")
+            .into_iter()
+            .map(|file| {
+                let chunk = std::fs::read(data(&folder.join(&file).to_string_lossy()));
+                (file, chunk.expect("a chunk file"))
+            })
+            .collect();
+        time(&format!("{name} (nodes)"), || {
+            rad::decode_nodes_with(&bytes, |f| chunks.get(f).map(Vec::as_slice))
+                .expect("decodes")
+                .nodes
                 .len()
         });
     }
