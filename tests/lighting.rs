@@ -24,7 +24,6 @@ use bevy::prelude::*;
 use bevy::render::view::Msaa;
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::headless::{Headless, Rgba8};
-use bevy_splat::lod::SplatLodTrees;
 use bevy_splat::{GaussianSplats, SplatLighting, SplatLod};
 
 use reference_raster::{CpuCloud, PinholeCamera, rasterize, to_unorm8};
@@ -330,19 +329,7 @@ impl Scene {
             .render(std::slice::from_ref(&camera))
             .expect("a frame");
         if self.camera_lod.is_some() {
-            // The tree is built on a worker thread; until it is on the GPU the cloud
-            // is drawn whole.
-            let built = |headless: &Headless| {
-                let trees = headless.app.world().resource::<SplatLodTrees>();
-                trees.iter().count() > 0
-            };
-            for _ in 0..2000 {
-                if built(&headless) {
-                    break;
-                }
-                headless.app.update();
-            }
-            assert!(built(&headless), "the tree was never built");
+            common::update_until_lod_trees_are_built(&mut headless);
         }
         // A few frames more: the light pass compiles the first frame a cloud asks.
         for _ in 0..6 {

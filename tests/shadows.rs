@@ -20,7 +20,6 @@ use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::{Headless, Rgba8};
-use bevy_splat::lod::SplatLodTrees;
 use bevy_splat::{GaussianSplats, SplatLod};
 
 use reference_raster::{CpuCloud, PinholeCamera, median_depth};
@@ -268,19 +267,7 @@ impl Scene {
             .render(std::slice::from_ref(&camera))
             .expect("a frame");
         if variant.light_lod.is_some() && !variant.no_cloud {
-            // The tree is built on a worker thread; until it is on the GPU the cloud
-            // casts whole.
-            let built = |headless: &Headless| {
-                let trees = headless.app.world().resource::<SplatLodTrees>();
-                trees.iter().count() > 0
-            };
-            for _ in 0..2000 {
-                if built(&headless) {
-                    break;
-                }
-                headless.app.update();
-            }
-            assert!(built(&headless), "the tree was never built");
+            common::update_until_lod_trees_are_built(&mut headless);
         }
         // A few frames more: the shadow views' buffers (and a cut) settle.
         for _ in 0..8 {

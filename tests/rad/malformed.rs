@@ -10,12 +10,19 @@ fn with_header(bytes: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
     let len = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
     let mut json: serde_json::Value = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
     edit(&mut json);
-    let text = serde_json::to_vec(&json).unwrap();
-    let mut out = b"RAD0".to_vec();
+    let mut out = framed(b"RAD0", &json);
+    out.extend_from_slice(&bytes[8 + len.div_ceil(8) * 8..]);
+    out
+}
+
+/// `magic`, the JSON's length, the JSON, zero padding to 8 bytes: how `.rad` frames
+/// its header and each chunk's JSON.
+fn framed(magic: &[u8; 4], json: &serde_json::Value) -> Vec<u8> {
+    let text = serde_json::to_vec(json).unwrap();
+    let mut out = magic.to_vec();
     out.extend_from_slice(&(text.len() as u32).to_le_bytes());
     out.extend_from_slice(&text);
     out.resize(out.len().div_ceil(8) * 8, 0);
-    out.extend_from_slice(&bytes[8 + len.div_ceil(8) * 8..]);
     out
 }
 
@@ -120,11 +127,7 @@ fn with_chunk_json(bytes: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u
     let mut json: serde_json::Value =
         serde_json::from_slice(&bytes[chunk_at + 8..chunk_at + 8 + json_len]).unwrap();
     edit(&mut json);
-    let text = serde_json::to_vec(&json).unwrap();
-    let mut chunk = b"RADC".to_vec();
-    chunk.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    chunk.extend_from_slice(&text);
-    chunk.resize(chunk.len().div_ceil(8) * 8, 0);
+    let mut chunk = framed(b"RADC", &json);
     chunk.extend_from_slice(&bytes[chunk_at + 8 + json_len.div_ceil(8) * 8..]);
     let mut file = bytes[..chunk_at].to_vec();
     file.extend_from_slice(&chunk);
