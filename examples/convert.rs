@@ -89,8 +89,10 @@ fn write_rad(
     let asset = GaussianSplats::from(splats);
     let started = std::time::Instant::now();
     let tree = SplatLodTree::build(&asset);
+    // Chunks of 65,536 nodes (what `rad::write` writes), each a region's detail, so a
+    // streaming reader fetches what its camera looks at.
     let (nodes, children) = tree
-        .breadth_first(&asset)
+        .in_chunks(&asset, 65_536)
         .ok_or("the level-of-detail tree has no single root (an empty cloud?)")?;
     println!(
         "level-of-detail tree: {} nodes over {} splats, built in {:.2} s",

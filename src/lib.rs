@@ -54,6 +54,8 @@ pub mod render;
 #[cfg(feature = "gltf")]
 mod scene;
 mod shader;
+#[cfg(feature = "rad")]
+pub mod streaming;
 mod systems;
 mod tint;
 
@@ -143,6 +145,18 @@ impl Plugin for GaussianSplatPlugin {
                 cloud::update_cloud_bounds.in_set(SplatSystems::Bounds),
             )
             .add_plugins(render::SplatRenderPlugin);
+        #[cfg(feature = "rad")]
+        app.register_type::<streaming::SplatStreaming>()
+            .register_type::<streaming::SplatStreamingStats>()
+            .init_resource::<streaming::SplatStreaming>()
+            .init_resource::<streaming::SplatStreamingStats>()
+            .init_resource::<streaming::SplatStreams>()
+            .add_systems(
+                PostUpdate,
+                streaming::update_streams
+                    .after(bevy::transform::TransformSystems::Propagate)
+                    .in_set(SplatSystems::Streaming),
+            );
         #[cfg(feature = "gltf")]
         app.register_type::<GaussianSceneRoot>()
             .register_type::<GaussianSceneSpawned>()

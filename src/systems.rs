@@ -30,4 +30,9 @@ pub enum SplatSystems {
     /// the `picking` feature): pointer pixels are sent to the GPU and the latest answers
     /// become `PointerHits` on clouds.
     Picking,
+    /// `PostUpdate`, after transform propagation (from
+    /// [`GaussianSplatPlugin`](crate::GaussianSplatPlugin), with the `rad` feature):
+    /// streamed clouds take in the chunks that arrived and plan their fetches and
+    /// evictions from the cameras (`crate::streaming`).
+    Streaming,
 }

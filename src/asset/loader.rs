@@ -40,6 +40,12 @@ pub struct SplatLoaderSettings {
     /// `Full` for the f32 reference image, `Compact` for the least memory).
     #[serde(default)]
     pub storage: SplatStorage,
+    /// Load a `.rad` with a level-of-detail tree as a stream: only its header and
+    /// first chunk (the coarsest levels) now, the rest as cameras need it, within
+    /// [`SplatStreaming`](crate::streaming::SplatStreaming)'s GPU memory (see
+    /// [`crate::streaming`]). Other files load whole.
+    #[serde(default)]
+    pub streaming: bool,
 }
 
 impl SplatLoaderSettings {
@@ -213,11 +219,26 @@ impl AssetLoader for SplatLoader {
         settings: &SplatLoaderSettings,
         load_context: &mut LoadContext<'_>,
     ) -> Result<GaussianSplats, SplatLoadError> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes).await?;
         let path = load_context.path().to_string();
         let format =
             Format::of_path(&path).ok_or(SplatLoadError::UnknownExtension(path.clone()))?;
+        #[cfg(feature = "rad")]
+        if settings.streaming && format == Format::Rad {
+            use super::stream_load::{HeadError, load_stream_head};
+            let splats = load_stream_head(reader, load_context)
+                .await
+                .map_err(|e| match e {
+                    HeadError::Io(e) => SplatLoadError::Io(e),
+                    HeadError::Rad(e) => SplatLoadError::Decode(DecodeError::from(e)),
+                    HeadError::Beside(e) => SplatLoadError::SiblingFile {
+                        path: e.path,
+                        message: e.message,
+                    },
+                })?;
+            return Ok(splats.with_storage(settings.storage()));
+        }
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).await?;
         // A `.rad` brings its level-of-detail tree along.
         #[cfg(feature = "rad")]
         let (decoded, file_tree) = match format {

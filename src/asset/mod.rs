@@ -12,6 +12,10 @@ mod loader;
 #[cfg(feature = "gltf")]
 mod scene;
 mod splats;
+#[cfg(feature = "rad")]
+mod stream;
+#[cfg(feature = "rad")]
+mod stream_load;
 
 pub use decoded::{DecodedSplats, DecodedTree, SplatGeometry};
 #[allow(deprecated)]
@@ -23,3 +27,5 @@ pub use scene::{GaussianScene, GaussianSceneNode, SplatSceneLoadError, SplatScen
 #[allow(deprecated)]
 pub use scene::{GltfSplatLoadError, GltfSplatLoader};
 pub use splats::{GaussianSplats, SplatStorage};
+#[cfg(feature = "rad")]
+pub use stream::SplatStreamSource;

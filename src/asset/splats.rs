@@ -46,6 +46,10 @@ pub struct GaussianSplats {
     /// A level-of-detail tree the file brought (Spark's `.rad`), used instead of one
     /// built when a camera asks for level of detail.
     file_tree: Option<Arc<DecodedTree>>,
+    /// The file this asset streams the rest of its tree from, when it was loaded as a
+    /// stream (its splats are then the file's first chunk).
+    #[cfg(feature = "rad")]
+    stream: Option<Arc<super::stream::SplatStreamSource>>,
 }
 
 impl GaussianSplats {
@@ -71,6 +75,8 @@ impl GaussianSplats {
             storage: SplatStorage::default(),
             antialiased: false,
             file_tree: None,
+            #[cfg(feature = "rad")]
+            stream: None,
         })
     }
 
@@ -101,6 +107,20 @@ impl GaussianSplats {
     pub fn with_file_tree(mut self, tree: DecodedTree) -> Self {
         self.file_tree = Some(Arc::new(tree));
         self
+    }
+
+    /// Makes the asset the head of a stream: its splats are the first chunk of
+    /// `source`'s tree, and `crate::streaming` fetches the rest as cameras need it.
+    #[cfg(feature = "rad")]
+    pub fn with_stream(mut self, source: super::stream::SplatStreamSource) -> Self {
+        self.stream = Some(Arc::new(source));
+        self
+    }
+
+    /// The file this asset streams from, when it was loaded as a stream.
+    #[cfg(feature = "rad")]
+    pub fn stream(&self) -> Option<&Arc<super::stream::SplatStreamSource>> {
+        self.stream.as_ref()
     }
 
     /// The level-of-detail tree the file brought, if any.
@@ -178,6 +198,8 @@ impl From<DecodedSplats> for GaussianSplats {
             storage: SplatStorage::default(),
             antialiased: decoded.antialiased,
             file_tree: None,
+            #[cfg(feature = "rad")]
+            stream: None,
         }
     }
 }

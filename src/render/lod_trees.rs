@@ -17,6 +17,7 @@ use super::gpu_cloud::GpuSplats;
 use super::limits::SplatGpuLimits;
 use super::memory::{GpuBytes, SplatMemory};
 use super::passes::SplatPipelines;
+use super::stream_pages::GpuStream;
 use crate::asset::GaussianSplats;
 use crate::lod::{CloudLod, SplatLodTrees};
 
@@ -39,12 +40,20 @@ pub struct GpuLodTrees {
     trees: HashMap<AssetId<GaussianSplats>, (Arc<CloudLod>, GpuLodTree)>,
     extracted: HashMap<AssetId<GaussianSplats>, Arc<CloudLod>>,
     generation: Option<u64>,
+    /// Streamed assets' resident pages (`stream_pages.rs`): trees whose nodes come and
+    /// go.
+    streams: HashMap<AssetId<GaussianSplats>, GpuStream>,
 }
 
 impl GpuLodTrees {
     /// `asset`'s tree, once uploaded.
     pub fn get(&self, asset: AssetId<GaussianSplats>) -> Option<&GpuLodTree> {
         self.trees.get(&asset).map(|(_, tree)| tree)
+    }
+
+    /// `asset`'s resident pages, if it is streamed.
+    pub fn stream(&self, asset: AssetId<GaussianSplats>) -> Option<&GpuStream> {
+        self.streams.get(&asset)
     }
 
     /// A splat of `asset` under node `node` of its tree (the node itself for a leaf or
@@ -171,4 +180,27 @@ fn upload(
         leaves: leaves.len(),
         _bytes: memory.track(bytes),
     }
+}
+
+/// Streamed assets' pages: uploaded, rewritten or freed as the main world's page
+/// tables say (`stream_pages.rs`).
+#[cfg(feature = "rad")]
+pub fn prepare_stream_pages(
+    extracted: Res<super::stream_pages::ExtractedStreams>,
+    mut trees: ResMut<GpuLodTrees>,
+    device: Res<RenderDevice>,
+    queue: Res<bevy::render::renderer::RenderQueue>,
+    memory: Res<SplatMemory>,
+    limits: Res<SplatGpuLimits>,
+    assets: Res<RenderAssets<GpuSplats>>,
+) {
+    super::stream_pages::prepare_streams(
+        &mut trees.streams,
+        &extracted,
+        &device,
+        &queue,
+        &memory,
+        &limits,
+        &assets,
+    );
 }

@@ -35,6 +35,7 @@ mod record;
 #[cfg(feature = "shadows")]
 mod shadows;
 mod stage;
+pub(crate) mod stream_pages;
 mod view;
 
 use bevy::app::{App, Plugin};
@@ -162,6 +163,17 @@ impl Plugin for SplatRenderPlugin {
                     .after(main_opaque_pass_3d)
                     .before(main_transparent_pass_3d)
                     .in_set(Core3dSystems::MainPass),
+            );
+        #[cfg(feature = "rad")]
+        render_app
+            .init_resource::<stream_pages::ExtractedStreams>()
+            .add_systems(ExtractSchedule, stream_pages::extract_stream_pages)
+            .add_systems(
+                Render,
+                lod_trees::prepare_stream_pages
+                    .after(lod_trees::prepare_lod_trees)
+                    .before(prepare::view_buffers::prepare_splat_view_buffers)
+                    .in_set(RenderSystems::PrepareResources),
             );
         #[cfg(feature = "shadows")]
         {

@@ -18,7 +18,8 @@ const LOD_WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
 const NEAREST_FRACTION: f32 = 9.5367431640625e-7;
 
 // Per node of a leaf chunk: its parent's sphere (centre, radius). Per node of an
-// interior chunk: its own sphere, then its parent's. A radius below 0: no parent.
+// interior chunk or a streamed page: its own sphere, then its parent's. A parent
+// radius below 0: no parent; an own radius below 0: see `lod_weight`.
 @group(0) @binding(10) var<storage, read> lod_records: array<vec4<f32>>;
 
 struct LodFeedback {
@@ -141,15 +142,22 @@ fn blend_step(size: f32) -> f32 {
 // Node `index` of the chunk: counts it (band 0) and returns its weight, 0 where the
 // cut does not draw it.
 fn lod_weight(index: u32, view: LodView) -> f32 {
-    let leaf = chunk.lod_records == 1u;
+    let leaf_chunk = chunk.lod_records == 1u;
     var own = vec4<f32>(0.0);
     var parent: vec4<f32>;
-    if leaf {
+    if leaf_chunk {
         parent = lod_records[index];
     } else {
         own = lod_records[2u * index];
         parent = lod_records[2u * index + 1u];
     }
+    // A streamed page's node (`streaming/table.rs`) may be drawn as a leaf, its
+    // children not resident (radius −1), or not take part, its parent not split
+    // (radius −2).
+    if own.w < -1.5 {
+        return 0.0;
+    }
+    let leaf = leaf_chunk || own.w < 0.0;
     let has_parent = parent.w >= 0.0;
     // Camera units per cloud unit (clouds are scaled uniformly for their sizes to
     // mean anything).

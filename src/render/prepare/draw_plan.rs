@@ -104,12 +104,14 @@ fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInst
 ///
 /// With `lod_trees` (a camera with `SplatLod`), an asset whose tree is on the GPU is
 /// drawn as a cut of it: its leaf chunks and its interior chunks, through the LOD
-/// variant (clouds with a `SplatShader` are drawn whole).
+/// variant (clouds with a `SplatShader` are drawn whole). With `streams` (a view with
+/// a cut to draw them by), a streamed asset is drawn as a cut of its resident pages.
 pub fn plan_dispatches(
     drawn: &[(Entity, &ExtractedCloud, &GpuSplats)],
     camera: &SplatCamera,
     time: f32,
     lod_trees: Option<&GpuLodTrees>,
+    streams: Option<&GpuLodTrees>,
 ) -> (Vec<CloudInstance>, Vec<Entity>, Vec<DispatchPlan>) {
     type Group<'g> = (
         (AssetId<GaussianSplats>, Option<SplatShaderId>),
@@ -165,23 +167,30 @@ pub fn plan_dispatches(
         let tree = lod_trees
             .filter(|_| shader.is_none())
             .and_then(|trees| trees.get(asset));
-        let leaves = gpu.chunks.iter().map(|chunk| chunk.count);
-        let mut chunks: Vec<(u32, Option<LodNodes>)> = match tree {
-            None => leaves.map(|count| (count, None)).collect(),
-            Some(_) => leaves
-                .map(|count| (count, Some(LodNodes::Leaves)))
-                .collect(),
-        };
-        if let Some(tree) = tree {
-            let interior = tree.interior.chunks.iter();
-            chunks.extend(interior.map(|chunk| (chunk.count, Some(LodNodes::Interior))));
+        let stream = streams
+            .filter(|_| shader.is_none())
+            .and_then(|trees| trees.stream(asset));
+        // (nodes, which nodes, the chunk's index among those of its kind or page).
+        let mut chunks: Vec<(u32, Option<LodNodes>, usize)> = Vec::new();
+        if let Some(stream) = stream {
+            // A streamed asset is drawn from its resident pages alone.
+            for (&page_chunk, page) in &stream.pages {
+                for (part, chunk) in page.splats(gpu).chunks.iter().enumerate() {
+                    chunks.push((chunk.count, Some(LodNodes::Page(page_chunk as u32)), part));
+                }
+            }
+        } else {
+            let leaves = gpu.chunks.iter().enumerate();
+            let kind = tree.map(|_| LodNodes::Leaves);
+            chunks.extend(leaves.map(|(index, chunk)| (chunk.count, kind, index)));
+            if let Some(tree) = tree {
+                let interior = tree.interior.chunks.iter().enumerate();
+                chunks.extend(
+                    interior.map(|(index, chunk)| (chunk.count, Some(LodNodes::Interior), index)),
+                );
+            }
         }
-        let mut next_index = [0usize; 2];
-        for (count, lod) in chunks {
-            // Leaf and interior chunks are numbered apart.
-            let counter = &mut next_index[usize::from(lod == Some(LodNodes::Interior))];
-            let chunk_index = *counter;
-            *counter += 1;
+        for (count, lod, chunk_index) in chunks {
             // Keep splats × instances within a u32 thread index.
             let per_dispatch = (u32::MAX / count.max(1)).max(1);
             let mut start = 0;

@@ -146,14 +146,30 @@ pub fn prepare_splat_view_buffers(
             continue;
         };
 
-        let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
+        let splats: u64 = drawn
+            .iter()
+            .map(|(_, cloud, gpu)| match lod_trees.stream(cloud.asset) {
+                Some(stream) => stream
+                    .pages
+                    .values()
+                    .map(|page| u64::from(page.splats(gpu).len()))
+                    .sum(),
+                None => u64::from(gpu.len()),
+            })
+            .sum();
 
         // The level-of-detail cut: its state made when the camera asks for it, dropped
-        // when it no longer does.
+        // when it no longer does. A camera without `SplatLod` that sees a streamed
+        // cloud cuts it at its finest resident level (a budget that never binds).
+        let streamed = drawn
+            .iter()
+            .any(|(_, cloud, _)| lod_trees.stream(cloud.asset).is_some());
+        let finest = SplatLod::with_budget(u32::MAX);
+        let cut_settings = lod_settings.or(streamed.then_some(&finest));
         let lod = ViewLod::follow(
             &mut commands,
             entity,
-            lod_settings,
+            cut_settings,
             view_lod,
             device,
             &memory,
@@ -169,8 +185,13 @@ pub fn prepare_splat_view_buffers(
             });
             frame
         });
-        let (instances, instance_clouds, dispatches) =
-            plan_dispatches(&drawn, &camera, shader_time.0, lod.map(|_| &*lod_trees));
+        let (instances, instance_clouds, dispatches) = plan_dispatches(
+            &drawn,
+            &camera,
+            shader_time.0,
+            lod_settings.and(lod.map(|_| &*lod_trees)),
+            lod.map(|_| &*lod_trees),
+        );
         // A cut draws about its budget (the GPU's counts size the buffers after the
         // first frame).
         let splats = match lod_settings {

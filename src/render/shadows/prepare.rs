@@ -157,8 +157,13 @@ pub fn prepare_shadow_views(
             splats,
         )
         .map(|(frame, _)| frame);
-        let (instances, _, dispatches) =
-            plan_dispatches(&drawn, &camera, shader_time.0, lod.map(|_| &*lod_trees));
+        let (instances, _, dispatches) = plan_dispatches(
+            &drawn,
+            &camera,
+            shader_time.0,
+            lod.map(|_| &*lod_trees),
+            lod.map(|_| &*lod_trees),
+        );
         let splats = match lod_settings {
             Some(settings) => splats.min(u64::from(settings.budget.max(1))),
             None => splats,

@@ -18,6 +18,9 @@ pub enum LodNodes {
     Leaves,
     /// A chunk of the tree's interior nodes.
     Interior,
+    /// A resident page of a streamed asset: the chunk of its file with this index
+    /// (`render/stream_pages.rs`).
+    Page(u32),
 }
 
 /// A dispatch as planned before its bind groups are made: its asset and chunk named,
@@ -26,7 +29,7 @@ pub enum LodNodes {
 pub struct DispatchPlan {
     pub asset: AssetId<GaussianSplats>,
     /// The chunk's index in the asset's `GpuSplats::chunks` (or, for interior nodes,
-    /// in its tree's).
+    /// in its tree's; for a page, in the page's).
     pub chunk: usize,
     pub first_instance: u32,
     pub instance_count: u32,
@@ -72,6 +75,19 @@ impl DispatchPlan {
                         records,
                         layout: LOD_INTERIOR_RECORDS,
                         first_node: tree.leaves + chunk.first,
+                    }),
+                )
+            }
+            Some(LodNodes::Page(page)) => {
+                let page = trees.stream(self.asset)?.pages.get(&(page as usize))?;
+                let (splats, chunk, records) = page.part(leaves, self.chunk)?;
+                (
+                    splats,
+                    chunk,
+                    Some(DispatchLod {
+                        records,
+                        layout: LOD_INTERIOR_RECORDS,
+                        first_node: page.base + chunk.first,
                     }),
                 )
             }

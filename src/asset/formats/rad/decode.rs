@@ -189,7 +189,7 @@ pub fn decode_nodes_with<'a>(
 }
 
 /// The properties as read, per splat.
-struct Columns {
+pub(super) struct Columns {
     degree: u8,
     position: Vec<[f32; 3]>,
     alpha: Vec<f32>,
@@ -199,7 +199,7 @@ struct Columns {
     rotation: Vec<[f32; 4]>,
     /// The SH coefficients after DC, `rest_len()` a splat, in the crate's order.
     rest: Vec<f32>,
-    children: Option<Vec<[u32; 2]>>,
+    pub(super) children: Option<Vec<[u32; 2]>>,
 }
 
 /// A band's place: its property name, its code property, its first coefficient after
@@ -220,7 +220,7 @@ const SH_ENCODINGS: &[Encoding] = &[
 ];
 
 impl Columns {
-    fn new(degree: u8, lod_tree: bool) -> Self {
+    pub(super) fn new(degree: u8, lod_tree: bool) -> Self {
         Self {
             degree,
             position: Vec::new(),
@@ -241,7 +241,7 @@ impl Columns {
         sh_stride(self.degree) - 3
     }
 
-    fn add_chunk(
+    pub(super) fn add_chunk(
         &mut self,
         chunk: &Chunk<'_>,
         index: usize,
@@ -347,7 +347,7 @@ impl Columns {
 
     /// The chunks' columns, in order, as the crate's splats (each part freed once
     /// it is converted).
-    fn finish(
+    pub(super) fn finish(
         parts: Vec<Columns>,
         degree: u8,
         children: Option<Vec<[u32; 2]>>,
@@ -534,14 +534,14 @@ impl ChunkReader<'_, '_> {
 
 /// A clustered file's SH codebook (in chunk 0): `entries` vectors of every band's
 /// coefficients after DC, in the crate's order.
-struct Codebook {
+pub(super) struct Codebook {
     entries: usize,
     rest_len: usize,
     values: Vec<f32>,
 }
 
 impl Codebook {
-    fn read(chunk: &Chunk<'_>, header: &Header) -> Result<Self, RadError> {
+    pub(super) fn read(chunk: &Chunk<'_>, header: &Header) -> Result<Self, RadError> {
         let degree = header.meta.max_sh.unwrap_or(0) as usize;
         let rest_len = sh_stride(degree as u8) - 3;
         let claimed = header.meta.sh_code_count.unwrap_or(0);

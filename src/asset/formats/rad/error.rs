@@ -159,4 +159,7 @@ pub enum RadError {
     /// What was asked to be written cannot be a `.rad` file.
     #[error("cannot write: {0}")]
     Write(String),
+    /// The file cannot be read a chunk at a time (`stream::RadStreamIndex`).
+    #[error("cannot be streamed: {0}")]
+    NotStreamable(String),
 }

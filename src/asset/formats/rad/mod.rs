@@ -17,11 +17,13 @@ mod encoding;
 mod error;
 mod meta;
 mod parallel;
+mod stream;
 mod write;
 
 pub use decode::{MAX_CHUNK_SPLATS, RadSplats, decode_nodes, decode_nodes_with};
 pub use error::RadError;
-pub use write::{RadEncoding, write};
+pub use stream::{ChunkLocation, HEADER_PREFIX_BYTES, RadChunk, RadStreamIndex, header_bytes};
+pub use write::{RadEncoding, write, write_chunked};
 
 use crate::asset::decoded::DecodedSplats;
 

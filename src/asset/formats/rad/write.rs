@@ -38,7 +38,24 @@ pub fn write(
     children: Option<&[[u32; 2]]>,
     encoding: RadEncoding,
 ) -> Result<Vec<u8>, RadError> {
+    write_chunked(nodes, children, encoding, CHUNK_SPLATS)
+}
+
+/// [`write`] with `chunk_splats` nodes a chunk (Spark writes 65,536) instead: smaller
+/// chunks let a streaming reader fetch finer pieces of the tree.
+pub fn write_chunked(
+    nodes: &DecodedSplats,
+    children: Option<&[[u32; 2]]>,
+    encoding: RadEncoding,
+    chunk_splats: usize,
+) -> Result<Vec<u8>, RadError> {
     let count = nodes.len();
+    if chunk_splats == 0 || chunk_splats as u64 > super::decode::MAX_CHUNK_SPLATS {
+        return Err(RadError::Write(format!(
+            "{chunk_splats} splats a chunk: between 1 and {} are read back",
+            super::decode::MAX_CHUNK_SPLATS
+        )));
+    }
     if let Some(children) = children {
         if children.len() != count {
             return Err(RadError::Write(format!(
@@ -63,8 +80,8 @@ pub fn write(
     let lod_tree = children.is_some().then_some(true);
 
     let mut chunks = Vec::new();
-    for base in (0..count).step_by(CHUNK_SPLATS) {
-        let end = (base + CHUNK_SPLATS).min(count);
+    for base in (0..count).step_by(chunk_splats) {
+        let end = (base + chunk_splats).min(count);
         let properties = choice.properties(&values, base..end, children.map(|c| &c[base..end]));
         chunks.push(chunk_bytes(
             ChunkMeta {
@@ -99,7 +116,7 @@ pub fn write(
         count: count as u64,
         max_sh: Some(degree),
         lod_tree,
-        chunk_size: Some(CHUNK_SPLATS as u64),
+        chunk_size: Some(chunk_splats as u64),
         all_chunk_bytes: offset,
         chunks: ranges,
         splat_encoding: choice.splat_encoding.clone(),
