@@ -132,6 +132,11 @@ fn settle(
 
 fn whole_render(dir: &Path, file: &str, distance: f32) -> Rgba8 {
     let (mut headless, camera) = scene(dir, file, false, SplatStreaming::default(), distance);
+    whole_render_of(&mut headless, &camera)
+}
+
+/// Renders once the asset has loaded.
+fn whole_render_of(headless: &mut Headless, camera: &HeadlessCamera) -> Rgba8 {
     for _ in 0..3000 {
         headless.app.update();
         let loaded = headless
@@ -147,9 +152,16 @@ fn whole_render(dir: &Path, file: &str, distance: f32) -> Rgba8 {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     headless
-        .render(std::slice::from_ref(&camera))
+        .render(std::slice::from_ref(camera))
         .expect("the render")
         .remove(0)
+}
+
+/// Saves `image` as `name`.png under `$STREAMING_TEST_PNG`, when it is set.
+fn keep(image: &Rgba8, name: &str) {
+    if let Ok(dir) = std::env::var("STREAMING_TEST_PNG") {
+        let _ = image.save_png(format!("{dir}/{name}.png"));
+    }
 }
 
 fn covered(image: &Rgba8) -> usize {
@@ -175,6 +187,8 @@ fn with_room_for_the_whole_file_a_stream_draws_what_the_whole_file_draws() {
     assert!(s.total_chunks > 20, "{s:?}");
     assert_eq!(s.failed_chunks, 0);
     let whole = whole_render(&dir, "angel.rad", 1.0);
+    keep(&whole, "whole");
+    keep(&streamed, "streamed-everything");
     let db = psnr(&whole.rgb(), &streamed.rgb());
     println!("{s:?}: {db:.1} dB from the whole file's image");
     assert!(db > 50.0, "{db:.1} dB");
@@ -204,6 +218,7 @@ fn the_first_chunk_alone_covers_the_scene_coarsely() {
     assert_eq!(s.resident_chunks, 1, "{s:?}");
     assert_eq!(s.resident_nodes, CHUNK_NODES as u64);
     let whole = whole_render(&dir, "angel.rad", 1.0);
+    keep(&coarse, "streamed-first-chunk");
     let (coarse_px, whole_px) = (covered(&coarse), covered(&whole));
     let db = psnr(&whole.rgb(), &coarse.rgb());
     println!("the first chunk: {coarse_px} px covered of {whole_px}, {db:.1} dB");
@@ -239,6 +254,7 @@ fn a_small_memory_cap_holds_while_the_camera_moves_and_evicts_what_it_left() {
     assert!(s.resident_chunks < s.total_chunks, "{s:?}");
     assert!(s.resident_chunks > 1, "{s:?}");
     let whole = whole_render(&dir, "angel.rad", 1.0);
+    keep(&far, "streamed-capped");
     let db = psnr(&whole.rgb(), &far.rgb());
     println!("within {cap} bytes: {s:?}, {db:.1} dB from the whole file's image");
     assert!(db > 15.0, "{db:.1} dB");
@@ -248,12 +264,27 @@ fn a_small_memory_cap_holds_while_the_camera_moves_and_evicts_what_it_left() {
 
     // Close to the angel's head: the chunks near it come in, others make room.
     let evicted_before = s.evicted_chunks;
-    headless.app.world_mut().entity_mut(camera.entity).insert(
-        Transform::from_xyz(0.05, 1.45, 0.25).looking_at(Vec3::new(0.0, 1.4, 0.0), Vec3::Y),
-    );
+    let close_up = Transform::from_xyz(0.1, 1.1, 0.9).looking_at(Vec3::new(0.0, 1.1, 0.0), Vec3::Y);
+    headless
+        .app
+        .world_mut()
+        .entity_mut(camera.entity)
+        .insert(close_up);
     let near = settle(&mut headless, &camera, within);
     let s = stats(&headless);
-    println!("close up: {s:?}");
+    let (mut whole_app, whole_camera) =
+        scene(&dir, "angel.rad", false, SplatStreaming::default(), 1.0);
+    whole_app
+        .app
+        .world_mut()
+        .entity_mut(whole_camera.entity)
+        .insert(close_up);
+    let whole_near = whole_render_of(&mut whole_app, &whole_camera);
+    keep(&near, "streamed-capped-close-up");
+    keep(&whole_near, "whole-close-up");
+    let db = psnr(&whole_near.rgb(), &near.rgb());
+    println!("close up: {s:?}, {db:.1} dB from the whole file's image");
+    assert!(db > 15.0, "{db:.1} dB");
     assert!(s.evicted_chunks > evicted_before, "nothing evicted: {s:?}");
     assert!(near.rgb().iter().any(|&c| c > 8));
 }

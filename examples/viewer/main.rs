@@ -5,7 +5,7 @@
 //! cargo run --release --example viewer [path/to/scene] [--opencv] [--eye x,y,z]
 //!     [--target x,y,z] [--fov DEGREES] [--width PX] [--height PX]
 //!     [--background rrggbb] [--hud 0] [--max-binding-mib N] [--budget SPLATS]
-//!     [--light shadowed|lit]
+//!     [--gpu-memory MIB] [--light shadowed|lit]
 //! ```
 //!
 //! Any format the plugin loads (`.ply`, compressed `.ply`, `.splat`, `.spz`, `.sog`, a
@@ -13,7 +13,9 @@
 //! scene); a file dropped onto the window replaces
 //! the scene. Without a path it shows the shipped angel scan. `--opencv` turns a scene
 //! trained in COLMAP/OpenCV axes (+Y down) upright. Drag to orbit, right-drag to pan,
-//! scroll to zoom. `--light` adds a sun with shadow maps and gives every cloud that
+//! scroll to zoom. `--gpu-memory` streams a `.rad` (its coarse levels at once, the rest
+//! as the camera needs it, within that much GPU memory; the HUD says how far it has
+//! come). `--light` adds a sun with shadow maps and gives every cloud that
 //! `SplatLighting`. On the web the same settings come from the page's query
 //! (`?url=…&eye=…`, see `web.rs` and `web/index.html`).
 
@@ -29,9 +31,10 @@ use bevy::ecs::system::SystemParam;
 use bevy::platform::time::Instant;
 use bevy::prelude::*;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
+use bevy_splat::streaming::{SplatStreaming, SplatStreamingStats};
 use bevy_splat::{
     GaussianCloud, GaussianScene, GaussianSceneRoot, GaussianSplatPlugin, GaussianSplats,
-    SplatGpuLimits, SplatLod, SplatStats,
+    SplatGpuLimits, SplatLoaderSettings, SplatLod, SplatStats,
 };
 
 use options::ViewerOptions;
@@ -72,12 +75,17 @@ struct Viewed;
 #[derive(Component)]
 struct Hud;
 
+/// Whether `.rad` files load as streams (`--gpu-memory`).
+#[derive(Resource, Clone, Copy, Default)]
+struct LoadStreamed(bool);
+
 /// Spawns `path` (a cloud file, or a `.gltf`/`.glb` scene) and returns its handle.
 fn spawn_file(
     commands: &mut Commands,
     assets: &AssetServer,
     path: AssetPath<'static>,
     transform: Transform,
+    streamed: LoadStreamed,
 ) -> UntypedHandle {
     let is_gltf = path
         .get_full_extension()
@@ -87,7 +95,11 @@ fn spawn_file(
         commands.spawn((GaussianSceneRoot(scene.clone()), transform, Viewed));
         scene.untyped()
     } else {
-        let cloud: Handle<GaussianSplats> = assets.load(path);
+        let streamed = streamed.0;
+        let cloud: Handle<GaussianSplats> = assets
+            .load_builder()
+            .with_settings(move |s: &mut SplatLoaderSettings| s.streaming = streamed)
+            .load(path);
         commands.spawn((GaussianCloud(cloud.clone()), transform, Viewed));
         cloud.untyped()
     }
@@ -197,7 +209,14 @@ fn viewer_app(
     .insert_resource(SplatGpuLimits {
         max_storage_binding_bytes: options.max_binding_mib.map(|mib| u64::from(mib) << 20),
     })
-    .init_resource::<ViewerStatus>();
+    .init_resource::<ViewerStatus>()
+    .insert_resource(LoadStreamed(options.gpu_memory_mib.is_some()));
+    if let Some(mib) = options.gpu_memory_mib {
+        app.insert_resource(SplatStreaming {
+            gpu_bytes: u64::from(mib) << 20,
+            ..default()
+        });
+    }
     let light = options.light;
     let options = options.clone();
     app.add_systems(
@@ -231,7 +250,14 @@ fn setup(
     } else {
         Quat::IDENTITY
     };
-    let handle = spawn_file(commands, assets, scene, Transform::from_rotation(rotation));
+    let streamed = LoadStreamed(options.gpu_memory_mib.is_some());
+    let handle = spawn_file(
+        commands,
+        assets,
+        scene,
+        Transform::from_rotation(rotation),
+        streamed,
+    );
     commands.insert_resource(Scene {
         handle,
         started: Instant::now(),
@@ -297,6 +323,7 @@ struct SceneSwitch<'w, 's> {
     scene: ResMut<'w, Scene>,
     status: ResMut<'w, ViewerStatus>,
     assets: Res<'w, AssetServer>,
+    streamed: Res<'w, LoadStreamed>,
     viewed: Query<'w, 's, (Entity, &'static Transform), With<Viewed>>,
 }
 
@@ -310,7 +337,13 @@ impl SceneSwitch<'_, '_> {
             self.commands.entity(entity).despawn();
         }
         let scene = &mut *self.scene;
-        scene.handle = spawn_file(&mut self.commands, &self.assets, path, transform);
+        scene.handle = spawn_file(
+            &mut self.commands,
+            &self.assets,
+            path,
+            transform,
+            *self.streamed,
+        );
         scene.started = Instant::now();
         scene.settled = false;
         scene.aim = true;
@@ -455,7 +488,9 @@ fn update_hud(
     splats: Res<Assets<GaussianSplats>>,
     clouds: Query<&GaussianCloud>,
     cameras: Query<Entity, With<SplatLod>>,
+    all_cameras: Query<Entity, With<Camera3d>>,
     stats: Res<SplatStats>,
+    (streaming, settings): (Res<SplatStreamingStats>, Res<SplatStreaming>),
     diagnostics: Res<DiagnosticsStore>,
     mut hud: Query<&mut Text, With<Hud>>,
 ) {
@@ -469,7 +504,14 @@ fn update_hud(
     if loaded.is_empty() {
         return;
     }
-    let count: usize = loaded.iter().map(|s| s.len()).sum();
+    // A streamed cloud's asset is its first chunk: count its whole tree.
+    let count: u64 = loaded
+        .iter()
+        .map(|s| match s.stream() {
+            Some(stream) => u64::from(stream.index.nodes()),
+            None => s.len() as u64,
+        })
+        .sum();
     let degree = loaded.iter().map(|s| s.sh_degree()).max().unwrap_or(0);
     let fps = diagnostics
         .get(&FrameTimeDiagnosticsPlugin::FPS)
@@ -487,7 +529,27 @@ fn update_hud(
             format!("\n{} drawn of {in_view} in view (LOD)", s.visible_splats)
         })
         .unwrap_or_default();
+    // Streaming: what is on the GPU of the streamed trees, and what is on its way.
+    let streaming = if streaming.streams > 0 {
+        let drawn = all_cameras
+            .iter()
+            .find_map(|camera| stats.get(camera))
+            .map_or(0, |s| s.visible_splats);
+        format!(
+            "\n{drawn} drawn | {} of {} nodes resident ({} of {} chunks, {:.0} of {} MiB) | \
+                 {} in flight",
+            streaming.resident_nodes,
+            streaming.total_nodes,
+            streaming.resident_chunks,
+            streaming.total_chunks,
+            streaming.gpu_bytes as f64 / f64::from(1 << 20),
+            settings.gpu_bytes >> 20,
+            streaming.in_flight
+        )
+    } else {
+        String::new()
+    };
     for mut text in &mut hud {
-        text.0 = format!("{count} splats | SH {degree} | {fps:.digits$} fps{lod}");
+        text.0 = format!("{count} splats | SH {degree} | {fps:.digits$} fps{lod}{streaming}");
     }
 }

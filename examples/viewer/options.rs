@@ -36,6 +36,9 @@ pub struct ViewerOptions {
     /// Draws at most about this many splats a frame through each cloud's
     /// level-of-detail tree (`SplatLod`); `None` draws every splat.
     pub budget: Option<u32>,
+    /// Loads a `.rad` with a level-of-detail tree as a stream, its resident chunks
+    /// within this many MiB of GPU memory (`SplatStreaming`); `None` loads it whole.
+    pub gpu_memory_mib: Option<u32>,
     /// Adds a sun ([`sun`], with shadow maps) and gives every cloud
     /// this `SplatLighting` (`light=shadowed|lit`); `None`: no light, trained colours.
     pub light: Option<SplatLighting>,
@@ -78,6 +81,7 @@ impl Default for ViewerOptions {
             hud: true,
             max_binding_mib: None,
             budget: None,
+            gpu_memory_mib: None,
             light: None,
         }
     }
@@ -86,7 +90,7 @@ impl Default for ViewerOptions {
 /// The keys both front ends accept, for usage messages.
 pub const KEYS: &str = "url, eye=x,y,z, target=x,y,z, fov=DEGREES, width=PX, height=PX, \
                         background=rrggbb, hud=0|1, opencv=0|1, max_binding_mib=N, budget=SPLATS, \
-                        light=shadowed|lit";
+                        gpu_memory=MIB, light=shadowed|lit";
 
 impl ViewerOptions {
     /// Applies one `key = value` setting.
@@ -121,6 +125,13 @@ impl ViewerOptions {
                     return Err(bad("at least one splat"));
                 }
                 self.budget = Some(splats);
+            }
+            "gpu_memory" | "gpu-memory" => {
+                let mib: u32 = value.parse().map_err(|_| bad("a number of MiB"))?;
+                if mib == 0 || mib > 1 << 20 {
+                    return Err(bad("1 MiB to 1 TiB"));
+                }
+                self.gpu_memory_mib = Some(mib);
             }
             "light" => {
                 self.light = Some(match value {
