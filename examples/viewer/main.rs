@@ -188,19 +188,27 @@ fn viewer_app(
         window.canvas = Some(web::CANVAS.into());
         window.fit_canvas_to_parent = options.size().is_none();
     }
+    let plugins = DefaultPlugins
+        .set(AssetPlugin {
+            file_path: asset_root,
+            // No `.meta` files ship; asking for them costs a request (a 404 on
+            // the web) per file.
+            meta_check: AssetMetaCheck::Never,
+            ..default()
+        })
+        .set(WindowPlugin {
+            primary_window: Some(window),
+            ..default()
+        });
+    // Files by URL are read with Range requests (`register_http_range_sources`), so a
+    // streamed `.rad` downloads only the chunks the camera needs.
+    #[cfg(target_arch = "wasm32")]
+    let plugins = {
+        bevy_splat::asset::register_http_range_sources(app);
+        plugins.disable::<bevy::asset::io::web::WebAssetPlugin>()
+    };
     app.add_plugins((
-        DefaultPlugins
-            .set(AssetPlugin {
-                file_path: asset_root,
-                // No `.meta` files ship; asking for them costs a request (a 404 on
-                // the web) per file.
-                meta_check: AssetMetaCheck::Never,
-                ..default()
-            })
-            .set(WindowPlugin {
-                primary_window: Some(window),
-                ..default()
-            }),
+        plugins,
         GaussianSplatPlugin,
         PanOrbitCameraPlugin,
         FrameTimeDiagnosticsPlugin::default(),

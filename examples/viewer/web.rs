@@ -19,6 +19,7 @@ use wasm_bindgen::closure::Closure;
 use super::options::ViewerOptions;
 use super::{DROPPED_SOURCE, SAMPLE, ViewerStatus};
 use bevy_splat::render::PASS_NAMES;
+use bevy_splat::streaming::SplatStreamingStats;
 use bevy_splat::{GaussianCloud, GaussianSplats, SplatPassTimes, SplatStats};
 
 /// The canvas Bevy draws into.
@@ -321,6 +322,7 @@ fn publish_frame_stats(
     cameras: Query<Entity, With<Camera3d>>,
     clouds: Query<&GaussianCloud>,
     splats: Res<Assets<GaussianSplats>>,
+    streaming: Res<SplatStreamingStats>,
     mut count: Local<FramesSinceReady>,
 ) {
     if *status != ViewerStatus::Ready {
@@ -354,6 +356,18 @@ fn publish_frame_stats(
         .map(|s| s.len())
         .sum();
     set("splats", loaded.to_string());
+    if streaming.streams > 0 {
+        set("streamTotalNodes", streaming.total_nodes.to_string());
+        set("streamResidentNodes", streaming.resident_nodes.to_string());
+        set(
+            "streamResidentChunks",
+            streaming.resident_chunks.to_string(),
+        );
+        set("streamTotalChunks", streaming.total_chunks.to_string());
+        set("streamGpuBytes", streaming.gpu_bytes.to_string());
+        set("streamBytesRead", streaming.bytes_read.to_string());
+        set("streamInFlight", streaming.in_flight.to_string());
+    }
     if count.frames > 1 {
         let mean = now.duration_since(since).as_secs_f64() * 1e3 / f64::from(count.frames - 1);
         set("meanFrameMs", format!("{mean:.2}"));

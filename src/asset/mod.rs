@@ -8,6 +8,8 @@ mod beside;
 mod bounds;
 pub mod decoded;
 pub mod formats;
+#[cfg(target_arch = "wasm32")]
+mod http_range;
 mod loader;
 #[cfg(feature = "gltf")]
 mod scene;
@@ -18,6 +20,8 @@ mod stream;
 mod stream_load;
 
 pub use decoded::{DecodedSplats, DecodedTree, SplatGeometry};
+#[cfg(target_arch = "wasm32")]
+pub use http_range::{HttpRangeReader, MIN_FETCH_BYTES, RangeReader, register_http_range_sources};
 #[allow(deprecated)]
 pub use loader::{PlyLoader, PlyLoaderSettings};
 pub use loader::{SplatLoadError, SplatLoader, SplatLoaderSettings};

@@ -77,8 +77,36 @@ fn site_url(site: &Path) -> &'static str {
         server::serve(vec![
             ("/", site.to_path_buf()),
             ("/data/", manifest().join("tests/data")),
+            ("/stream/", stream_dir()),
         ])
     })
+}
+
+/// A folder holding `angel.rad`: the angel's level-of-detail tree in chunks of 4,096
+/// nodes, each a region's detail, f32 throughout (4.2 MB; 9.6 MB on the GPU whole).
+fn stream_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(write_stream_dir).clone()
+}
+
+fn write_stream_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-streaming");
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let bytes = std::fs::read(manifest().join("assets/angel.ply")).expect("the angel");
+    let splats = bevy_splat::GaussianSplats::from(
+        bevy_splat::asset::formats::ply::decode(&bytes).expect("it decodes"),
+    );
+    let tree = bevy_splat::lod::SplatLodTree::build(&splats);
+    let (nodes, children) = tree.in_chunks(&splats, 4096).expect("one root");
+    let rad = bevy_splat::asset::formats::rad::write_chunked(
+        &nodes,
+        Some(&children),
+        bevy_splat::asset::formats::rad::RadEncoding::Exact,
+        4096,
+    )
+    .expect("it writes");
+    std::fs::write(dir.join("angel.rad"), rad).expect("written");
+    dir
 }
 
 fn browser_lock() -> std::sync::MutexGuard<'static, ()> {
@@ -308,6 +336,29 @@ const ANGEL: &str = "assets/angel.ply";
 
 /// Opens the page with the test view (plus `extra` settings) and compares the canvas
 /// with the native render of `scene`.
+/// Opens the page at `query`, waits for ten frames' stats and a screenshot (`shot`),
+/// and checks that it is ready with no errors.
+fn open_ready(site: &Path, query: String, shot: &Path, name: &str) -> Report {
+    let report = open(
+        site,
+        Page {
+            query,
+            webgpu: true,
+            drop: None,
+            screenshot: Some(shot.to_path_buf()),
+            frame_samples: 10,
+        },
+    );
+    let problems = report.problems();
+    assert!(problems.is_empty(), "{name}: {problems:#?}");
+    assert_eq!(
+        report.title.as_deref(),
+        Some("bevy_splat: ready"),
+        "{name}: {report:?}"
+    );
+    report
+}
+
 fn page_matches_native(site: &Path, scene: &str, extra: &str, name: &str) -> Report {
     page_matches_native_render(site, (scene, false), extra, name)
 }
@@ -322,23 +373,7 @@ fn page_matches_native_render(
 ) -> Report {
     let shot = scratch(&format!("{name}.png"));
     let _ = std::fs::remove_file(&shot);
-    let report = open(
-        site,
-        Page {
-            query: format!("{}{extra}", view_query()),
-            webgpu: true,
-            drop: None,
-            screenshot: Some(shot.clone()),
-            frame_samples: 10,
-        },
-    );
-    let problems = report.problems();
-    assert!(problems.is_empty(), "{name}: {problems:#?}");
-    assert_eq!(
-        report.title.as_deref(),
-        Some("bevy_splat: ready"),
-        "{report:?}"
-    );
+    let report = open_ready(site, format!("{}{extra}", view_query()), &shot, name);
     let page = image::open(&shot)
         .unwrap_or_else(|e| panic!("{}: {e}", shot.display()))
         .to_rgba8();
@@ -529,4 +564,54 @@ fn assert_error_page<'a>(report: &'a Report, what: &str) -> &'a MessageBox {
     let message = report.message.as_ref().expect("the page has a message box");
     assert!(message.visible, "the message box is shown");
     message
+}
+
+#[test]
+fn a_rad_larger_than_the_pages_gpu_memory_streams_by_url_with_range_requests() {
+    // The page may hold 2 MiB of the angel's tree on the GPU (all of it takes 9.6 MB):
+    // it opens the header and first chunk with Range requests, fetches the chunks the
+    // camera needs the same way, and is ready.
+    let Some(site) = prerequisites() else { return };
+    let served_before = server::log().len();
+    let query = format!("{}&url=/stream/angel.rad&gpu_memory=2", view_query());
+    let report = open_ready(&site, query, &scratch("streamed.png"), "streamed");
+    let value = |key: &str| {
+        report
+            .frame_value(key)
+            .unwrap_or_else(|| panic!("the page reports {key}: {:?}", report.frame))
+    };
+    let (resident, total) = (value("streamResidentNodes"), value("streamTotalNodes"));
+    let (chunks, gpu_bytes) = (value("streamResidentChunks"), value("streamGpuBytes"));
+    println!(
+        "{resident} of {total} nodes resident in {chunks} chunks, {gpu_bytes} GPU bytes, \
+         {} bytes read",
+        value("streamBytesRead")
+    );
+    assert!(resident < total, "{:?}", report.frame);
+    assert!(
+        chunks > 1.0,
+        "chunks beyond the first were fetched: {:?}",
+        report.frame
+    );
+    assert!(gpu_bytes <= f64::from(2 << 20), "{:?}", report.frame);
+    assert!(value("visibleSplats") > 0.0);
+
+    // Every request for the file asked for a range, and together they took less
+    // than the file.
+    let file = std::fs::metadata(stream_dir().join("angel.rad"))
+        .expect("the file")
+        .len();
+    let served: Vec<_> = server::log()
+        .into_iter()
+        .skip(served_before)
+        .filter(|s| s.path == "/stream/angel.rad")
+        .collect();
+    assert!(served.len() > 2, "{served:?}");
+    assert!(served.iter().all(|s| s.range.is_some()), "{served:?}");
+    let bytes: u64 = served.iter().map(|s| s.bytes).sum();
+    println!(
+        "{} requests, {bytes} of the file's {file} bytes",
+        served.len()
+    );
+    assert!(bytes < file, "{bytes} bytes sent of a {file}-byte file");
 }
