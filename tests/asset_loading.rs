@@ -101,3 +101,16 @@ fn a_file_whose_content_is_another_format_is_refused_naming_both() {
     let error = load(&mut app, "meta.json").unwrap_err();
     assert!(error.contains("means_l.webp"), "{error}");
 }
+
+#[test]
+fn a_streamed_sogs_coarser_levels_load_as_its_tree() {
+    let mut app = app(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"));
+    let file = "sog/fruit_lod/lod-meta.json";
+    assert_eq!(load(&mut app, file), Ok((4_721, 3)));
+    let handle: Handle<GaussianSplats> = app.world().resource::<AssetServer>().load(file);
+    let assets = app.world().resource::<Assets<GaussianSplats>>();
+    let splats = assets.get(&handle).expect("loaded");
+    let tree = splats.file_tree().expect("its levels as a tree");
+    assert!(tree.interior.len() > 2_000, "{}", tree.interior.len());
+    assert!(bevy_splat::lod::SplatLodTree::from_file(tree, splats).is_some());
+}

@@ -1,7 +1,8 @@
 //! `SplatLod` on lavapipe: a budget that covers the cloud draws exactly what a camera
 //! without one draws; a small budget draws a cut of the cloud's tree within the
 //! budget, coarser but close to the exact image; and the cut blends rather than pops.
-//! A `.rad` file's own tree is drawn as it is, within the budget too.
+//! A `.rad` file's own tree is drawn as it is, within the budget too, and so is the
+//! tree a streamed SOG's levels make.
 
 mod common;
 mod reference_raster;
@@ -291,4 +292,95 @@ fn a_rad_files_own_tree_draws_cuts_within_the_budget() {
         );
         assert!(db > 12.0, "{db:.1} dB");
     }
+}
+
+/// `file` under `tests/data`, through the asset server (its loader keeps a file's
+/// levels as its tree).
+fn loaded(file: &str) -> GaussianSplats {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins,
+        AssetPlugin {
+            file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data").into(),
+            ..default()
+        },
+        TransformPlugin,
+        bevy_splat::GaussianSplatPlugin,
+    ));
+    let handle: Handle<GaussianSplats> =
+        app.world().resource::<AssetServer>().load(file.to_owned());
+    for _ in 0..2000 {
+        app.update();
+        if let Some(splats) = app
+            .world()
+            .resource::<Assets<GaussianSplats>>()
+            .get(&handle)
+        {
+            return splats.clone();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    panic!("{file} did not load");
+}
+
+#[test]
+fn a_streamed_sogs_own_levels_draw_cuts_within_the_budget() {
+    // splat-transform's fruit scan in two levels: the coarse level (half the splats)
+    // is the tree's interior, so a budget of half draws mostly the file's own coarse
+    // splats.
+    let splats = loaded("sog/fruit_lod/lod-meta.json");
+    assert!(splats.file_tree().is_some());
+    let count = splats.len();
+    let bounds = splats.bounds().expect("bounds");
+    let centre = Vec3::from(bounds.center);
+    let eye = centre + Vec3::from(bounds.half_extents) * Vec3::new(0.4, 0.6, 2.5);
+    let view = |headless: &mut Headless| {
+        headless.spawn_camera(
+            Transform::from_translation(eye).looking_at(centre, Vec3::Y),
+            PerspectiveProjection {
+                fov: 0.8,
+                aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
+                near: 0.01,
+                ..default()
+            },
+            SIZE,
+            None,
+        )
+    };
+    let mut exact_app = Headless::new(common::headless_plugins());
+    let handle = exact_app.add_splats(splats.clone());
+    exact_app.spawn_cloud(handle, Transform::IDENTITY);
+    let exact_camera = view(&mut exact_app);
+    let exact = exact_app
+        .render(std::slice::from_ref(&exact_camera))
+        .expect("the render")
+        .remove(0);
+
+    let mut headless = Headless::new(common::headless_plugins());
+    let handle = headless.add_splats(splats);
+    headless.spawn_cloud(handle, Transform::IDENTITY);
+    let camera = view(&mut headless);
+    let budget = (count / 2) as u32;
+    headless
+        .app
+        .world_mut()
+        .entity_mut(camera.entity)
+        .insert(SplatLod::with_budget(budget));
+    let (image, threshold, visible) = settled_image(&mut headless, &camera, |image| {
+        if let Ok(dir) = std::env::var("LOD_TEST_PNG") {
+            let _ = image.save_png(format!("{dir}/fruit-sog-levels.png"));
+            let _ = exact.save_png(format!("{dir}/fruit-exact.png"));
+        }
+    });
+    let trees = headless.app.world().resource::<SplatLodTrees>();
+    let nodes = trees.iter().map(|(_, lod)| lod.tree.len()).sum::<usize>();
+    let db = psnr(&exact.rgb(), &image);
+    println!("the SOG's levels: {nodes} nodes, {visible} of {count} drawn, {db:.1} dB");
+    assert!(
+        nodes > count + count / 3,
+        "the file's levels: {nodes} nodes"
+    );
+    assert!(threshold > 0.0, "a cut above the leaves");
+    assert!(f64::from(visible) <= f64::from(budget) * 1.1, "{visible}");
+    assert!(db > 15.0, "{db:.1} dB");
 }

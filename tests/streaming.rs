@@ -18,7 +18,7 @@ use bevy_splat::asset::formats::{ply, rad};
 use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8};
 use bevy_splat::lod::SplatLodTree;
 use bevy_splat::streaming::{SplatStreaming, SplatStreamingStats};
-use bevy_splat::{GaussianSplats, SplatMemory};
+use bevy_splat::{GaussianSplats, SplatLod, SplatMemory, SplatStats};
 
 use reference_raster::psnr;
 
@@ -313,4 +313,34 @@ fn a_chunk_that_cannot_be_read_is_left_out_and_the_rest_is_drawn() {
     let s = stats(&headless);
     assert_eq!((s.resident_chunks, s.failed_chunks), (1, 1), "{s:?}");
     assert!(covered(&image) > 100);
+}
+
+#[test]
+fn a_cameras_budget_bounds_what_is_fetched() {
+    // With room for everything and no pixel floor, a camera without a budget fetches
+    // the whole tree; one with a budget of 4,000 splats stops where its cut stops.
+    let dir = data_dir();
+    let everything = SplatStreaming {
+        min_pixels: 0.0,
+        ..SplatStreaming::default()
+    };
+    let (mut headless, camera) = scene(&dir, "angel.rad", true, everything, 1.0);
+    headless
+        .app
+        .world_mut()
+        .entity_mut(camera.entity)
+        .insert(SplatLod::with_budget(4_000));
+    let image = settle(&mut headless, &camera, |_| {});
+    let s = stats(&headless);
+    let drawn = headless
+        .app
+        .world()
+        .resource::<SplatStats>()
+        .get(camera.entity)
+        .expect("the camera's stats")
+        .visible_splats;
+    println!("budget 4,000: {drawn} drawn, {s:?}");
+    assert!(s.resident_chunks < s.total_chunks, "{s:?}");
+    assert!(f64::from(drawn) <= 4_000.0 * 1.1, "{drawn}");
+    assert!(covered(&image) > 1000);
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(any(feature = "sog", feature = "rad"))]
 use super::beside::read_beside;
 use super::decoded::DecodedSplats;
-#[cfg(feature = "rad")]
+#[cfg(any(feature = "sog", feature = "rad"))]
 use super::decoded::DecodedTree;
 use super::formats::{self, DecodeError, Format};
 use super::splats::{GaussianSplats, SplatStorage};
@@ -101,10 +101,6 @@ impl SplatLoader {
             }
             return Ok(splats);
         }
-        #[cfg(feature = "sog")]
-        if format == Format::SogLod {
-            return Self::decode_sog_lod(bytes, load_context).await;
-        }
         if format != Format::SogMeta {
             return Ok(formats::decode(format, bytes)?);
         }
@@ -152,37 +148,55 @@ async fn sibling(
 impl SplatLoader {
     /// A streamed SOG's finest level: its `lod-meta.json`, then each chunk's
     /// `meta.json` and images, from beside it.
+    /// A streamed SOG's finest level, and a tree whose interior nodes are its coarser
+    /// levels' splats (`lod::tree_from_levels`), its chunk folders read from beside it.
     async fn decode_sog_lod(
         bytes: &[u8],
         load_context: &mut LoadContext<'_>,
-    ) -> Result<DecodedSplats, SplatLoadError> {
+    ) -> Result<(DecodedSplats, Option<DecodedTree>), SplatLoadError> {
         use formats::sog;
         Format::SogLod.confirm(bytes)?;
         let meta = sog::parse_lod_meta(bytes).map_err(DecodeError::from)?;
-        let mut chunks = std::collections::HashMap::new();
-        for chunk in meta.level_files(0) {
-            let chunk_meta =
-                sog::parse_meta(&sibling(load_context, chunk).await?).map_err(DecodeError::from)?;
-            let mut images = std::collections::HashMap::new();
-            for file in chunk_meta.image_files() {
-                let image = sibling(load_context, &sog::beside_chunk(chunk, file)).await?;
-                images.insert(file.to_owned(), image);
-            }
-            let splats =
-                sog::decode_images(&chunk_meta, |name| images.get(name).map(Vec::as_slice))
-                    .map_err(DecodeError::from)?;
-            chunks.insert(chunk.to_owned(), splats);
-        }
         let levels = meta.levels();
-        let splats =
-            sog::decode_lod_level(&meta, 0, |name| chunks.get(name)).map_err(DecodeError::from)?;
-        if levels > 1 {
+        let mut chunks = std::collections::HashMap::new();
+        for level in 0..levels {
+            for chunk in meta.level_files(level) {
+                if chunks.contains_key(chunk) {
+                    continue;
+                }
+                let chunk_meta = sog::parse_meta(&sibling(load_context, chunk).await?)
+                    .map_err(DecodeError::from)?;
+                let mut images = std::collections::HashMap::new();
+                for file in chunk_meta.image_files() {
+                    let image = sibling(load_context, &sog::beside_chunk(chunk, file)).await?;
+                    images.insert(file.to_owned(), image);
+                }
+                let splats =
+                    sog::decode_images(&chunk_meta, |name| images.get(name).map(Vec::as_slice))
+                        .map_err(DecodeError::from)?;
+                chunks.insert(chunk.to_owned(), splats);
+            }
+        }
+        let decoded = (0..levels)
+            .map(|level| sog::decode_lod_level(&meta, level, |name| chunks.get(name)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(DecodeError::from)?;
+        let tree = crate::lod::levels::tree_from_levels(&decoded);
+        if let Some(tree) = &tree {
             info!(
-                "{}: a streamed SOG of {levels} levels; its finest is loaded",
-                load_context.path()
+                "{}: a streamed SOG of {levels} levels; its finest is loaded, the coarser \
+                 {} splats are its level-of-detail tree",
+                load_context.path(),
+                tree.interior.len()
             );
         }
-        Ok(splats)
+        let finest = decoded.into_iter().next().ok_or_else(|| {
+            SplatLoadError::Decode(DecodeError::from(sog::SogError::InvalidMeta {
+                key: "lodLevels",
+                reason: "no level".to_owned(),
+            }))
+        })?;
+        Ok((finest, tree))
     }
 }
 
@@ -240,13 +254,14 @@ impl AssetLoader for SplatLoader {
         let mut bytes = Vec::new();
         reader.read_to_end(&mut bytes).await?;
         // A `.rad` brings its level-of-detail tree along.
-        #[cfg(feature = "rad")]
+        // So do a streamed SOG's levels.
         let (decoded, file_tree) = match format {
+            #[cfg(feature = "rad")]
             Format::Rad => Self::decode_rad(&bytes, load_context).await?,
+            #[cfg(feature = "sog")]
+            Format::SogLod => Self::decode_sog_lod(&bytes, load_context).await?,
             _ => (Self::decode(&bytes, format, load_context).await?, None),
         };
-        #[cfg(not(feature = "rad"))]
-        let (decoded, file_tree) = (Self::decode(&bytes, format, load_context).await?, None);
         if decoded.non_finite > 0 {
             warn!(
                 "{path}: {} of {} splats hold NaN or infinite values; the renderer culls them",

@@ -15,17 +15,20 @@
 //! blend weights, the threshold that holds the budget), which the preprocess runs per
 //! node on the GPU (`render/lod_trees.rs` uploads the trees, `render/view/lod.rs`
 //! keeps each camera's threshold). `export.rs` lays a tree out breadth first, as
-//! Spark's `.rad` files store one.
+//! Spark's `.rad` files store one; `levels.rs` makes a tree of a file's own levels
+//! (a streamed SOG's).
 
 mod cache;
 pub mod cut;
 mod export;
+pub(crate) mod levels;
 mod moments;
 mod settings;
 mod spheres;
 mod tree;
 
 pub use cache::{CloudLod, SplatLodTrees, finish_lod_builds, start_lod_builds};
+pub use levels::tree_from_levels;
 pub use moments::{Moments, principal_axes};
 pub use settings::SplatLod;
 pub use spheres::{LodSpheres, ROOT_RADIUS};

@@ -10,7 +10,7 @@
 
 use bevy::math::{DMat3, DQuat, DVec3, Quat};
 
-use crate::asset::SplatGeometry;
+use crate::asset::decoded::SplatGeometry;
 
 /// The least variance a merged node keeps along any axis (as a standard deviation,
 /// 1e-7 of a unit): a flat cluster stays a valid, if thin, Gaussian.

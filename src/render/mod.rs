@@ -36,7 +36,7 @@ mod record;
 mod shadows;
 mod stage;
 pub(crate) mod stream_pages;
-mod view;
+pub(crate) mod view;
 
 use bevy::app::{App, Plugin};
 use bevy::core_pipeline::core_3d::{

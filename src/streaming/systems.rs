@@ -19,7 +19,9 @@ use super::table::{ChunkNodes, StreamCamera, StreamTable};
 use crate::asset::formats::rad::RadChunk;
 use crate::asset::{GaussianSplats, SplatGeometry, SplatStorage, SplatStreamSource};
 use crate::cloud::GaussianCloud;
+use crate::lod::SplatLod;
 use crate::render::gpu_cloud::chunk_bytes;
+use crate::render::view::stats::SplatStats;
 
 /// GPU bytes of one node's record (its sphere and its parent's).
 const RECORD_BYTES: u64 = 32;
@@ -132,7 +134,14 @@ pub fn update_streams(
     assets: Res<Assets<GaussianSplats>>,
     server: Res<AssetServer>,
     clouds: Query<(&GaussianCloud, &GlobalTransform)>,
-    cameras: Query<(&Camera, &GlobalTransform, &Projection)>,
+    cameras: Query<(
+        &Camera,
+        &GlobalTransform,
+        &Projection,
+        Option<&SplatLod>,
+        Entity,
+    )>,
+    splat_stats: Res<SplatStats>,
 ) {
     let streams = &mut *streams;
     let mut changed = false;
@@ -225,17 +234,31 @@ pub fn update_streams(
         }
     }
 
-    // Where each stream's clouds are seen from.
+    // Where each stream's clouds are seen from, and the smallest node size each
+    // camera splits: a node under `min_pixels`, or (with `SplatLod`) below where the
+    // camera's cut starts to blend in children, needs no children fetched.
+    let pixels = settings.min_pixels.max(0.0);
     let views: Vec<(Vec3, f32)> = cameras
         .iter()
         .filter(|(camera, ..)| camera.is_active)
-        .filter_map(|(camera, transform, projection)| {
-            Some((transform.translation(), focal_pixels(camera, projection)?))
+        .filter_map(|(camera, transform, projection, lod, entity)| {
+            let focal = focal_pixels(camera, projection)?;
+            let cut =
+                lod.zip(splat_stats.get(entity).and_then(|s| s.lod))
+                    .map_or(0.0, |(lod, stats)| {
+                        let half_octaves = if lod.blend_octaves.is_finite() {
+                            lod.blend_octaves.clamp(0.0, 8.0) * 0.5
+                        } else {
+                            0.0
+                        };
+                        stats.threshold * (-half_octaves).exp2()
+                    });
+            let smallest = (pixels / focal).max(cut);
+            Some((transform.translation(), smallest))
         })
         .collect();
     let mut in_flight: usize = streams.streams.values().map(|s| s.fetches.len()).sum();
     let total_resident: u64 = streams.streams.values().map(Stream::resident_bytes).sum();
-    let pixels = settings.min_pixels.max(f32::MIN_POSITIVE);
     for (id, stream) in streams.streams.iter_mut() {
         let mut seen_from = Vec::new();
         for (cloud, transform) in &clouds {
@@ -246,10 +269,10 @@ pub fn update_streams(
             if !cloud_from_world.is_finite() {
                 continue;
             }
-            for &(position, focal) in &views {
+            for &(position, smallest) in &views {
                 seen_from.push(StreamCamera {
                     position: cloud_from_world.transform_point3(position),
-                    pixels_per_size: focal / pixels,
+                    pixels_per_size: 1.0 / smallest.max(f32::MIN_POSITIVE),
                 });
             }
         }

@@ -77,6 +77,34 @@ fn each_level_reads_its_leaves_ranges() {
     );
 }
 
+#[test]
+fn the_coarser_level_becomes_the_finest_levels_tree() {
+    let meta = parse_lod_meta(&lod_meta()).unwrap();
+    let chunks = chunks();
+    let levels: Vec<DecodedSplats> = (0..meta.levels())
+        .map(|level| decode_lod_level(&meta, level, |name| chunks.get(name)).unwrap())
+        .collect();
+    let tree = bevy_splat::lod::tree_from_levels(&levels).expect("a tree");
+    let finest = bevy_splat::GaussianSplats::from(levels[0].clone());
+    let built = bevy_splat::lod::SplatLodTree::from_file(&tree, &finest).expect("it fits");
+    // splat-transform's coarse level halves the count: nearly every coarse splat is
+    // some fine splats' nearest, and one root holds them.
+    let coarse_kept = tree.interior.len() - 1;
+    println!("{coarse_kept} of {} coarse splats kept", levels[1].len());
+    assert!(coarse_kept * 10 >= levels[1].len() * 9, "{coarse_kept}");
+    assert_eq!(built.len(), finest.len() + tree.interior.len());
+    // The coarse nodes are the file's own splats, as splat-transform wrote them.
+    for node in &tree.interior[..coarse_kept] {
+        assert!(
+            levels[1]
+                .geometry
+                .iter()
+                .any(|s| s.position == node.position),
+            "{node:?}"
+        );
+    }
+}
+
 /// The fixture's lod-meta.json, changed by `edit`.
 fn edited(edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
     let mut json: serde_json::Value = serde_json::from_slice(&lod_meta()).unwrap();
