@@ -2,43 +2,17 @@
 //! reads an unbundled SOG's images beside its meta.json, and refuses a file whose
 //! content is another format, naming both.
 
-use bevy::asset::LoadState;
+mod common;
+
 use bevy::prelude::*;
-use bevy_splat::{GaussianSplatPlugin, GaussianSplats};
 
 fn app(root: &str) -> App {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: root.into(),
-            ..default()
-        },
-        TransformPlugin,
-        GaussianSplatPlugin,
-    ));
-    app
+    common::asset_app(root)
 }
 
-/// Loads `file` and updates until it has loaded or failed.
+/// Loads `file`: its splat count and SH degree, or why it failed.
 fn load(app: &mut App, file: &str) -> Result<(usize, u8), String> {
-    let handle: Handle<GaussianSplats> =
-        app.world().resource::<AssetServer>().load(file.to_owned());
-    for _ in 0..2000 {
-        app.update();
-        if let Some(splats) = app
-            .world()
-            .resource::<Assets<GaussianSplats>>()
-            .get(&handle)
-        {
-            return Ok((splats.len(), splats.sh_degree()));
-        }
-        if let LoadState::Failed(e) = app.world().resource::<AssetServer>().load_state(&handle) {
-            return Err(e.to_string());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    panic!("{file} neither loaded nor failed");
+    common::load_splats(app, file).map(|splats| (splats.len(), splats.sh_degree()))
 }
 
 #[test]
@@ -105,12 +79,9 @@ fn a_file_whose_content_is_another_format_is_refused_naming_both() {
 #[test]
 fn a_streamed_sogs_coarser_levels_load_as_its_tree() {
     let mut app = app(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"));
-    let file = "sog/fruit_lod/lod-meta.json";
-    assert_eq!(load(&mut app, file), Ok((4_721, 3)));
-    let handle: Handle<GaussianSplats> = app.world().resource::<AssetServer>().load(file);
-    let assets = app.world().resource::<Assets<GaussianSplats>>();
-    let splats = assets.get(&handle).expect("loaded");
+    let splats = common::load_splats(&mut app, "sog/fruit_lod/lod-meta.json").expect("it loads");
+    assert_eq!((splats.len(), splats.sh_degree()), (4_721, 3));
     let tree = splats.file_tree().expect("its levels as a tree");
     assert!(tree.interior.len() > 2_000, "{}", tree.interior.len());
-    assert!(bevy_splat::lod::SplatLodTree::from_file(tree, splats).is_some());
+    assert!(bevy_splat::lod::SplatLodTree::from_file(tree, &splats).is_some());
 }

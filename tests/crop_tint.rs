@@ -30,17 +30,7 @@ fn render(splats: GaussianSplats, extra: impl Bundle) -> Vec<u8> {
     let handle = headless.add_splats(splats);
     let cloud = headless.spawn_cloud(handle, Transform::IDENTITY);
     headless.app.world_mut().entity_mut(cloud).insert(extra);
-    let camera = headless.spawn_camera(
-        Transform::from_xyz(0.3, 0.9, 3.0).looking_at(Vec3::new(0.0, 0.75, 0.0), Vec3::Y),
-        PerspectiveProjection {
-            fov: 0.8,
-            aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
-            near: 0.01,
-            ..default()
-        },
-        SIZE,
-        None,
-    );
+    let camera = common::spawn_angel_camera(&mut headless, SIZE, 1.0);
     headless
         .render(std::slice::from_ref(&camera))
         .expect("the render")

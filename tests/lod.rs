@@ -38,18 +38,7 @@ fn scene_of(
     let count = splats.len();
     let handle = headless.add_splats(splats);
     headless.spawn_cloud(handle, Transform::IDENTITY);
-    let camera = headless.spawn_camera(
-        Transform::from_xyz(0.3 * distance, 0.9, 3.0 * distance)
-            .looking_at(Vec3::new(0.0, 0.75, 0.0), Vec3::Y),
-        PerspectiveProjection {
-            fov: 0.8,
-            aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
-            near: 0.01,
-            ..default()
-        },
-        SIZE,
-        None,
-    );
+    let camera = common::spawn_angel_camera(&mut headless, SIZE, distance);
     if let Some(lod) = lod {
         headless
             .app
@@ -294,41 +283,13 @@ fn a_rad_files_own_tree_draws_cuts_within_the_budget() {
     }
 }
 
-/// `file` under `tests/data`, through the asset server (its loader keeps a file's
-/// levels as its tree).
-fn loaded(file: &str) -> GaussianSplats {
-    let mut app = App::new();
-    app.add_plugins((
-        MinimalPlugins,
-        AssetPlugin {
-            file_path: concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data").into(),
-            ..default()
-        },
-        TransformPlugin,
-        bevy_splat::GaussianSplatPlugin,
-    ));
-    let handle: Handle<GaussianSplats> =
-        app.world().resource::<AssetServer>().load(file.to_owned());
-    for _ in 0..2000 {
-        app.update();
-        if let Some(splats) = app
-            .world()
-            .resource::<Assets<GaussianSplats>>()
-            .get(&handle)
-        {
-            return splats.clone();
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    panic!("{file} did not load");
-}
-
 #[test]
 fn a_streamed_sogs_own_levels_draw_cuts_within_the_budget() {
     // splat-transform's fruit scan in two levels: the coarse level (half the splats)
     // is the tree's interior, so a budget of half draws mostly the file's own coarse
     // splats.
-    let splats = loaded("sog/fruit_lod/lod-meta.json");
+    let mut app = common::asset_app(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"));
+    let splats = common::load_splats(&mut app, "sog/fruit_lod/lod-meta.json").expect("it loads");
     assert!(splats.file_tree().is_some());
     let count = splats.len();
     let bounds = splats.bounds().expect("bounds");
@@ -337,12 +298,7 @@ fn a_streamed_sogs_own_levels_draw_cuts_within_the_budget() {
     let view = |headless: &mut Headless| {
         headless.spawn_camera(
             Transform::from_translation(eye).looking_at(centre, Vec3::Y),
-            PerspectiveProjection {
-                fov: 0.8,
-                aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
-                near: 0.01,
-                ..default()
-            },
+            common::angel_projection(SIZE),
             SIZE,
             None,
         )

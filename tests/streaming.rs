@@ -79,18 +79,7 @@ fn scene(
         .with_settings(move |s: &mut SplatLoaderSettings| s.streaming = streamed)
         .load(file.to_owned());
     headless.spawn_cloud(handle, Transform::IDENTITY);
-    let camera = headless.spawn_camera(
-        Transform::from_xyz(0.3 * distance, 0.9, 3.0 * distance)
-            .looking_at(Vec3::new(0.0, 0.75, 0.0), Vec3::Y),
-        PerspectiveProjection {
-            fov: 0.8,
-            aspect_ratio: SIZE.x as f32 / SIZE.y as f32,
-            near: 0.01,
-            ..default()
-        },
-        SIZE,
-        None,
-    );
+    let camera = common::spawn_angel_camera(&mut headless, SIZE, distance);
     (headless, camera)
 }
 
