@@ -1,8 +1,9 @@
 //! Streaming on lavapipe: a `.rad` loaded as a stream shows its coarse first chunk at
 //! once, fetches the rest as the camera needs it, stays within `SplatStreaming`'s GPU
-//! memory (evicting what the camera no longer needs), and, with room for the whole
-//! file, draws exactly what loading the whole file draws. A chunk that cannot be read
-//! is left out, with the rest still drawn.
+//! memory (evicting what the camera no longer needs), fades arriving detail in, and,
+//! with room for the whole file, draws exactly what loading the whole file draws. A
+//! camera's budget bounds what is fetched. A chunk that cannot be read is left out,
+//! with the rest still drawn.
 
 mod common;
 mod reference_raster;
@@ -221,10 +222,10 @@ fn the_first_chunk_alone_covers_the_scene_coarsely() {
 #[test]
 fn a_small_memory_cap_holds_while_the_camera_moves_and_evicts_what_it_left() {
     let dir = data_dir();
-    // A fifth of the file's nodes fit (48 bytes of geometry, 4 of f16 SH and 32 of
+    // A fifth of the file's nodes fit (48 bytes of geometry, 4 of f16 SH and 48 of
     // records each).
     let splats = angel();
-    let cap = (splats.len() as u64 / 5) * (48 + 4 + 32);
+    let cap = (splats.len() as u64 / 5) * (48 + 4 + 48);
     let streaming = SplatStreaming {
         gpu_bytes: cap,
         ..SplatStreaming::default()
@@ -332,4 +333,65 @@ fn a_cameras_budget_bounds_what_is_fetched() {
     assert!(s.resident_chunks < s.total_chunks, "{s:?}");
     assert!(f64::from(drawn) <= 4_000.0 * 1.1, "{drawn}");
     assert!(covered(&image) > 1000);
+}
+
+/// The largest mean change of a pixel channel (of 255) from one render to the next
+/// once the first chunk, alone until then, may fetch the rest, with `fade_frames`;
+/// rendering until the stream has settled and its fades have run out.
+fn largest_step(fade_frames: u32) -> f64 {
+    let dir = data_dir();
+    let first_chunk_only = SplatStreaming {
+        min_pixels: 0.0,
+        max_in_flight: 0,
+        fade_frames,
+        ..SplatStreaming::default()
+    };
+    let (mut headless, camera) = scene(&dir, "angel.rad", true, first_chunk_only, 1.0);
+    let mut previous = settle(&mut headless, &camera, |_| {}).rgb();
+    headless
+        .app
+        .world_mut()
+        .resource_mut::<SplatStreaming>()
+        .max_in_flight = 64;
+    let mut largest = 0.0f64;
+    let mut settled_renders = 0;
+    for _ in 0..400 {
+        let image = headless
+            .render(std::slice::from_ref(&camera))
+            .expect("the render")
+            .remove(0)
+            .rgb();
+        let sum: u64 = previous
+            .iter()
+            .zip(&image)
+            .map(|(&a, &b)| u64::from(a.abs_diff(b)))
+            .sum();
+        largest = largest.max(sum as f64 / image.len() as f64);
+        previous = image;
+        if stats(&headless).settled() {
+            settled_renders += 1;
+            // Long enough for the last fade to run out.
+            if settled_renders > 20 {
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        stats(&headless).resident_chunks,
+        stats(&headless).total_chunks
+    );
+    largest
+}
+
+#[test]
+fn arriving_detail_fades_in_instead_of_popping() {
+    // Renders are a few frames apart: a long fade shows against a pop.
+    let popping = largest_step(0);
+    let fading = largest_step(60);
+    println!("largest change between renders: {popping:.3} at once, {fading:.3} fading");
+    assert!(popping > 0.0);
+    assert!(
+        fading < 0.5 * popping,
+        "{fading:.3} fading, {popping:.3} at once"
+    );
 }

@@ -52,8 +52,8 @@ impl GpuPage {
         let splats = self.splats(asset);
         let chunk = splats.chunks.get(part)?;
         let records = self.records.get(part)?;
-        // Two vec4 per node, or the page is not drawn.
-        (records.size() >= u64::from(chunk.count) * 32).then_some((splats, chunk, records))
+        // Three vec4 per node, or the page is not drawn.
+        (records.size() >= u64::from(chunk.count) * 48).then_some((splats, chunk, records))
     }
 }
 
@@ -138,7 +138,7 @@ pub fn prepare_streams(
                         .map(|chunk| {
                             let words = span(&page.records, chunk);
                             // A binding of zero bytes is invalid.
-                            let zero = [[0.0f32; 4]; 2];
+                            let zero = [[0.0f32; 4]; 3];
                             let words = if words.is_empty() { &zero[..] } else { words };
                             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                                 label: Some("splat stream page records"),
@@ -165,10 +165,10 @@ pub fn prepare_streams(
 }
 
 #[cfg(feature = "rad")]
-/// The records of `chunk`'s nodes within its page (two vec4 each); empty where the
+/// The records of `chunk`'s nodes within its page (three vec4 each); empty where the
 /// records are short (a page whose records have not arrived draws nothing).
 fn span<'a>(records: &'a [[f32; 4]], chunk: &GpuChunk) -> &'a [[f32; 4]] {
-    let start = 2 * chunk.first as usize;
-    let end = start + 2 * chunk.count as usize;
+    let start = 3 * chunk.first as usize;
+    let end = start + 3 * chunk.count as usize;
     records.get(start..end).unwrap_or(&[])
 }

@@ -16,6 +16,9 @@ pub struct SplatStreaming {
     /// Nodes smaller than this on screen (radius in pixels) are not split: their
     /// children are not fetched.
     pub min_pixels: f32,
+    /// Frames a chunk's detail takes to fade in where it arrives (its nodes in, their
+    /// parents out, coverage kept); 0 shows it at once.
+    pub fade_frames: u32,
 }
 
 impl Default for SplatStreaming {
@@ -24,6 +27,7 @@ impl Default for SplatStreaming {
             gpu_bytes: 1 << 30,
             max_in_flight: 4,
             min_pixels: 1.0,
+            fade_frames: 8,
         }
     }
 }

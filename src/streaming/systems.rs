@@ -23,8 +23,8 @@ use crate::lod::SplatLod;
 use crate::render::gpu_cloud::chunk_bytes;
 use crate::render::view::stats::SplatStats;
 
-/// GPU bytes of one node's record (its sphere and its parent's).
-const RECORD_BYTES: u64 = 32;
+/// GPU bytes of one node's record (its sphere, its parent's, its fade).
+const RECORD_BYTES: u64 = 48;
 
 /// A resident chunk, as the render world uploads it.
 #[derive(Clone, Debug)]
@@ -36,7 +36,7 @@ pub struct StreamedPage {
     /// Its nodes as splats; `None` for the first chunk, whose nodes are the asset's
     /// own splats (uploaded with it).
     pub splats: Option<Arc<GaussianSplats>>,
-    /// Its nodes' records for the cut (`table.rs`): two vec4 per node.
+    /// Its nodes' records for the cut (`table.rs`): three vec4 per node.
     pub records: Arc<Vec<[f32; 4]>>,
     /// Changes whenever `records` does.
     pub version: u64,
@@ -187,6 +187,7 @@ pub fn update_streams(
 
     // Chunks that arrived.
     for stream in streams.streams.values_mut() {
+        stream.table.set_fade_frames(settings.fade_frames);
         let mut finished = Vec::new();
         stream
             .fetches
@@ -306,8 +307,9 @@ pub fn update_streams(
         }
     }
 
-    // Records of the pages whose nodes changed.
+    // Records of the pages whose nodes changed, fades moved on a frame first.
     for stream in streams.streams.values_mut() {
+        stream.table.advance_fades();
         for chunk in stream.table.resident().collect::<Vec<_>>() {
             let version = stream.table.records_version(chunk);
             let page = stream.pages.entry(chunk).or_insert_with(|| StreamedPage {

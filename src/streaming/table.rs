@@ -89,6 +89,11 @@ struct Resident {
     link_bounds: Vec<Vec<([f32; 4], f32)>>,
     /// Per node, how the cut sees it (`HIDDEN`, `DRAWN_AS_LEAF` or `SPLIT`).
     states: Vec<u8>,
+    /// Per node, the frame it was last split in (its children all resident).
+    split_at: Vec<u64>,
+    /// Per node, its fade: its children's share and its own weight (`[1, 1]` once
+    /// settled).
+    fades: Vec<[f32; 2]>,
 }
 
 /// A node not drawn: its parent is not resident, or not split.
@@ -125,6 +130,12 @@ pub struct StreamTable {
     slots: Vec<Slot>,
     frame: u64,
     next_version: u64,
+    /// Frames a newly split node's children take to fade in (0: at once).
+    fade_frames: u64,
+    /// Nodes split within the last `fade_frames` frames.
+    fading: Vec<u32>,
+    /// Nodes whose fade is not `[1, 1]`: reset before the next frame's fades.
+    faded: Vec<u32>,
 }
 
 impl StreamTable {
@@ -146,6 +157,9 @@ impl StreamTable {
                 .collect(),
             frame: 0,
             next_version: 1,
+            fade_frames: 0,
+            fading: Vec::new(),
+            faded: Vec::new(),
         }
     }
 
@@ -240,6 +254,8 @@ impl StreamTable {
             links,
             link_bounds: Vec::new(),
             states: vec![HIDDEN; len],
+            split_at: vec![0; len],
+            fades: vec![[1.0, 1.0]; len],
         });
         self.slots[chunk].residency = Residency::Resident;
         // Its nodes' parents, from the resident chunks that link here; and its
@@ -438,7 +454,22 @@ impl StreamTable {
                     true if self.children_resident(resident.children[i], chunk) => SPLIT,
                     true => DRAWN_AS_LEAF,
                 };
-                changed |= std::mem::replace(&mut resident.states[i], state) != state;
+                let before = std::mem::replace(&mut resident.states[i], state);
+                // A node that splits while an ancestor's fade is under way splits at
+                // once, its children taking its weight: fades that nested would
+                // multiply, and the finest detail would come in only at the end.
+                // Only a node that was drawn fades as it splits: one that arrives split
+                // (its children in its own chunk) was never drawn.
+                let under_a_fade = resident.fades[i][1] < 1.0;
+                if state == SPLIT
+                    && before == DRAWN_AS_LEAF
+                    && self.fade_frames > 0
+                    && !under_a_fade
+                {
+                    resident.split_at[i] = self.frame;
+                    self.fading.push(node);
+                }
+                changed |= before != state;
             }
             self.slots[chunk].resident = Some(resident);
             if changed {
@@ -459,12 +490,101 @@ impl StreamTable {
         }
     }
 
+    /// Sets how many frames a newly split node's children take to fade in.
+    pub fn set_fade_frames(&mut self, frames: u32) {
+        self.fade_frames = u64::from(frames);
+    }
+
+    /// Moves every fade on by a frame: a node split `k` frames ago lets its children
+    /// take `1 − (1 − k / fade_frames)³` of its share, and every node below it is weighted so,
+    /// so that along any path the weights still sum to one while the new detail comes
+    /// in (a node splitting under a fade does not fade itself). Chunks whose fades
+    /// changed get new versions.
+    pub fn advance_fades(&mut self) {
+        let mut touched = std::collections::BTreeSet::new();
+        for node in std::mem::take(&mut self.faded) {
+            if let Some(fade) = self.fade_mut(node) {
+                *fade = [1.0, 1.0];
+                touched.insert(self.chunk_of(node));
+            }
+        }
+        let (frame, frames) = (self.frame, self.fade_frames.max(1));
+        let mut fading = std::mem::take(&mut self.fading);
+        fading.retain(|&node| {
+            self.node_split_at(node)
+                .is_some_and(|at| frame < at + frames && self.node_state(node) == Some(&SPLIT))
+        });
+        // Ancestors first: a nested fade multiplies what its ancestor set.
+        fading.sort_unstable();
+        fading.dedup();
+        for &node in &fading {
+            let Some(at) = self.node_split_at(node) else {
+                continue;
+            };
+            // Eased so that most of the change comes early: a weight acts on the
+            // transmittance (`T^w`), and an opaque parent's weight would otherwise
+            // only show its going in the fade's last frames.
+            let t = (frame.saturating_sub(at) as f32 / frames as f32).min(1.0);
+            let share = 1.0 - (1.0 - t).powi(3);
+            if let Some(fade) = self.fade_mut(node) {
+                fade[0] *= share;
+            }
+            self.faded.push(node);
+            touched.insert(self.chunk_of(node));
+            // Every resident node below it.
+            let mut stack: Vec<u32> = self.node_children_of(node);
+            while let Some(below) = stack.pop() {
+                let Some(fade) = self.fade_mut(below) else {
+                    continue;
+                };
+                fade[1] *= share;
+                self.faded.push(below);
+                touched.insert(self.chunk_of(below));
+                stack.extend(self.node_children_of(below));
+            }
+        }
+        self.fading = fading;
+        for chunk in touched {
+            self.touch(chunk);
+        }
+    }
+
+    fn fade_mut(&mut self, node: u32) -> Option<&mut [f32; 2]> {
+        let chunk = self.chunk_of(node);
+        let resident = self.slots.get_mut(chunk)?.resident.as_mut()?;
+        resident.fades.get_mut((node - resident.base) as usize)
+    }
+
+    fn node_split_at(&self, node: u32) -> Option<u64> {
+        let resident = self.slots.get(self.chunk_of(node))?.resident.as_ref()?;
+        resident
+            .split_at
+            .get((node - resident.base) as usize)
+            .copied()
+    }
+
+    /// Node `node`'s children, where its chunk is resident (empty otherwise).
+    fn node_children_of(&self, node: u32) -> Vec<u32> {
+        let Some(resident) = self
+            .slots
+            .get(self.chunk_of(node))
+            .and_then(|slot| slot.resident.as_ref())
+        else {
+            return Vec::new();
+        };
+        match resident.children.get((node - resident.base) as usize) {
+            Some(&[start, count]) => (start..start.saturating_add(count)).collect(),
+            None => Vec::new(),
+        }
+    }
+
     /// Chunk `chunk`'s GPU records: per node its sphere (radius [`LEAF_RADIUS`] where
-    /// its children are not all resident, [`HIDDEN_RADIUS`] where its parent is not)
-    /// and its parent's sphere ([`ROOT_RADIUS`] for the root).
+    /// its children are not all resident, [`HIDDEN_RADIUS`] where its parent is not),
+    /// its parent's sphere ([`ROOT_RADIUS`] for the root), and its fade (its
+    /// children's share, its own weight, 0, 0).
     pub fn records(&self, chunk: usize) -> Option<Vec<[f32; 4]>> {
         let resident = self.slots.get(chunk)?.resident.as_ref()?;
-        let mut records = Vec::with_capacity(resident.spheres.len() * 2);
+        let mut records = Vec::with_capacity(resident.spheres.len() * 3);
         for (i, &sphere) in resident.spheres.iter().enumerate() {
             let node = resident.base + i as u32;
             let [x, y, z, _] = sphere;
@@ -483,6 +603,8 @@ impl StreamTable {
             };
             records.push(own);
             records.push(parent_sphere.unwrap_or([0.0, 0.0, 0.0, ROOT_RADIUS]));
+            let [share, weight] = resident.fades[i];
+            records.push([share, weight, 0.0, 0.0]);
         }
         Some(records)
     }
@@ -768,7 +890,7 @@ mod tests {
         let record = |node: u32| -> Option<[f32; 4]> {
             let chunk = table.chunk_of(node);
             let local = (node - chunk as u32 * table.chunk_size) as usize;
-            records[chunk].as_ref().map(|r| r[2 * local])
+            records[chunk].as_ref().map(|r| r[3 * local])
         };
         let mut stack = vec![(0u32, false)];
         while let Some((node, drawn_above)) = stack.pop() {
@@ -880,6 +1002,106 @@ mod tests {
         }
         let (left, right) = near_far(&table);
         assert!(right > 2 * left, "left {left}, right {right}");
+    }
+
+    /// With the leaves-only cut (threshold 0), the weights on every path from the
+    /// root to a leaf, over the nodes that take part.
+    fn path_weights(table: &StreamTable, children: &[[u32; 2]]) -> Vec<f32> {
+        let records: Vec<Option<Vec<[f32; 4]>>> =
+            (0..table.chunks()).map(|c| table.records(c)).collect();
+        let record = |node: u32| -> Option<([f32; 4], [f32; 4])> {
+            let chunk = table.chunk_of(node);
+            let local = (node - chunk as u32 * table.chunk_size) as usize;
+            records[chunk]
+                .as_ref()
+                .map(|r| (r[3 * local], r[3 * local + 2]))
+        };
+        let mut sums = Vec::new();
+        let mut stack = vec![(0u32, 0.0f32)];
+        while let Some((node, above)) = stack.pop() {
+            let Some((own, fade)) = record(node).filter(|(own, _)| own[3] != HIDDEN_RADIUS) else {
+                sums.push(above);
+                continue;
+            };
+            // The GPU's rule (`preprocess_lod.wgsl`) at threshold 0.
+            let below = if own[3] == LEAF_RADIUS { 0.0 } else { 1.0 };
+            let weight = (1.0 - fade[0] * below).max(0.0) * fade[1];
+            let [start, count] = children[node as usize];
+            if count == 0 || own[3] == LEAF_RADIUS {
+                sums.push(above + weight);
+                continue;
+            }
+            stack.extend((start..start + count).map(|child| (child, above + weight)));
+        }
+        sums
+    }
+
+    #[test]
+    fn arriving_detail_fades_in_with_every_path_covered_once() {
+        let (shapes, children) = binary_tree(7);
+        let mut table = StreamTable::new(shapes.len() as u32, 16);
+        table.set_fade_frames(4);
+        table.insert(0, chunk_nodes(&shapes, &children, &table, 0));
+        table.plan(&[], 0, u64::MAX, |_| 1);
+        table.advance_fades();
+        assert!(
+            path_weights(&table, &children)
+                .iter()
+                .all(|&w| (w - 1.0).abs() < 1e-6)
+        );
+        // Chunks 1 and 2 arrive: the nodes they split fade over four frames.
+        for chunk in [1, 2] {
+            let nodes = chunk_nodes(&shapes, &children, &table, chunk);
+            table.insert(chunk, nodes);
+        }
+        let mut parents_weight = Vec::new();
+        for _ in 0..6 {
+            table.plan(&[], 0, u64::MAX, |_| 1);
+            table.advance_fades();
+            let sums = path_weights(&table, &children);
+            assert!(
+                sums.iter().all(|&w| (w - 1.0).abs() < 1e-5),
+                "paths not covered once: {sums:?}"
+            );
+            // Node 7 (chunk 0) split when node 15 and 16 arrived: its own weight.
+            let records = table.records(0).unwrap();
+            parents_weight.push(records[3 * 7 + 2][0]);
+        }
+        assert_eq!(parents_weight, [0.578125, 0.875, 0.984375, 1.0, 1.0, 1.0]);
+
+        // Waves of arrivals, one a frame: no node's weight jumps.
+        let all = |table: &StreamTable| -> Vec<[f32; 4]> {
+            (0..table.chunks())
+                .flat_map(|c| table.records(c).unwrap_or_default())
+                .collect()
+        };
+        let mut before = all(&table);
+        for frame in 0..16 {
+            if let Some(chunk) = [3, 4, 5, 6, 7].get(frame) {
+                let nodes = chunk_nodes(&shapes, &children, &table, *chunk);
+                table.insert(*chunk, nodes);
+            }
+            table.plan(&[], 0, u64::MAX, |_| 1);
+            table.advance_fades();
+            let sums = path_weights(&table, &children);
+            assert!(
+                sums.iter().all(|&w| (w - 1.0).abs() < 1e-5),
+                "frame {frame}: {sums:?}"
+            );
+            let now = all(&table);
+            if now.len() == before.len() {
+                for (i, (a, b)) in before.iter().zip(&now).enumerate() {
+                    if i % 3 == 2 {
+                        let step = (a[0] - b[0]).abs().max((a[1] - b[1]).abs());
+                        assert!(
+                            step <= 0.58 + 1e-6,
+                            "frame {frame}, record {i}: {a:?} -> {b:?}"
+                        );
+                    }
+                }
+            }
+            before = now;
+        }
     }
 
     #[test]

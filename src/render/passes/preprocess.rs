@@ -105,7 +105,8 @@ pub struct ChunkParams {
     /// The chunk's first splat in its asset (for an interior chunk of a level-of-detail
     /// tree, the first node's id).
     pub first_splat: u32,
-    /// With level of detail: [`LOD_LEAF_RECORDS`] or [`LOD_INTERIOR_RECORDS`].
+    /// With level of detail: [`LOD_LEAF_RECORDS`], [`LOD_INTERIOR_RECORDS`] or
+    /// [`LOD_PAGE_RECORDS`].
     pub lod_records: u32,
     /// 1 where this dispatch counts for the view's LOD feedback (band 0).
     pub lod_feedback: u32,
@@ -120,6 +121,9 @@ pub struct ChunkParams {
 pub const LOD_LEAF_RECORDS: u32 = 1;
 /// A chunk of interior nodes: two records (its sphere, its parent's) per node.
 pub const LOD_INTERIOR_RECORDS: u32 = 2;
+/// A streamed page's records (`streaming/table.rs`): as interior nodes', then a third
+/// vec4 per node, its fade (`x` scales its children's share, `y` its own weight).
+pub const LOD_PAGE_RECORDS: u32 = 3;
 
 /// Bytes of one projected splat (`ProjectedSplat` in `common.wgsl`).
 pub const PROJECTED_SPLAT_BYTES: u64 = 32;

@@ -145,8 +145,15 @@ fn lod_weight(index: u32, view: LodView) -> f32 {
     let leaf_chunk = chunk.lod_records == 1u;
     var own = vec4<f32>(0.0);
     var parent: vec4<f32>;
+    // A streamed node's fade (x: its children's share, y: its own weight): a page's
+    // nodes fade in over a few frames as it arrives, their parent out.
+    var fade = vec4<f32>(1.0);
     if leaf_chunk {
         parent = lod_records[index];
+    } else if chunk.lod_records == 3u {
+        own = lod_records[3u * index];
+        parent = lod_records[3u * index + 1u];
+        fade = lod_records[3u * index + 2u];
     } else {
         own = lod_records[2u * index];
         parent = lod_records[2u * index + 1u];
@@ -186,10 +193,14 @@ fn lod_weight(index: u32, view: LodView) -> f32 {
         }
     }
 
-    if chunk.lod_threshold <= 0.0 {
-        return select(0.0, 1.0, leaf);
+    // The weight is what the parent leaves minus what the children take; a fading
+    // node's children take only their share, and the node itself (with every node
+    // below a fading one) is scaled by its own.
+    var above = 1.0;
+    var below = select(1.0, 0.0, leaf);
+    if chunk.lod_threshold > 0.0 {
+        above = select(1.0, blend_step(parent_size), has_parent);
+        below = select(blend_step(own_size), 0.0, leaf);
     }
-    let above = select(1.0, blend_step(parent_size), has_parent);
-    let below = select(blend_step(own_size), 0.0, leaf);
-    return max(above - below, 0.0);
+    return max(above - fade.x * below, 0.0) * fade.y;
 }

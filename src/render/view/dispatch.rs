@@ -7,7 +7,7 @@ use crate::asset::GaussianSplats;
 use crate::render::gpu_cloud::{GpuChunk, GpuSplats};
 use crate::render::lod_trees::GpuLodTrees;
 use crate::render::passes::preprocess::{
-    LOD_INTERIOR_RECORDS, LOD_LEAF_RECORDS, PreprocessVariant,
+    LOD_INTERIOR_RECORDS, LOD_LEAF_RECORDS, LOD_PAGE_RECORDS, PreprocessVariant,
 };
 use crate::shader::SplatShaderId;
 
@@ -86,7 +86,7 @@ impl DispatchPlan {
                     chunk,
                     Some(DispatchLod {
                         records,
-                        layout: LOD_INTERIOR_RECORDS,
+                        layout: LOD_PAGE_RECORDS,
                         first_node: page.base + chunk.first,
                     }),
                 )
@@ -107,7 +107,7 @@ impl DispatchPlan {
 pub struct DispatchLod<'a> {
     /// The chunk's node records (`preprocess_lod.wgsl`).
     pub records: &'a wgpu::Buffer,
-    /// `LOD_LEAF_RECORDS` or `LOD_INTERIOR_RECORDS`.
+    /// `LOD_LEAF_RECORDS`, `LOD_INTERIOR_RECORDS` or `LOD_PAGE_RECORDS`.
     pub layout: u32,
     /// The chunk's first node id in the tree.
     pub first_node: u32,
