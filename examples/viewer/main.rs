@@ -513,6 +513,7 @@ fn update_hud(
         return;
     }
     // A streamed cloud's asset is its first chunk: count its whole tree.
+    let any_streamed = loaded.iter().any(|s| s.stream().is_some());
     let count: u64 = loaded
         .iter()
         .map(|s| match s.stream() {
@@ -558,6 +559,7 @@ fn update_hud(
         String::new()
     };
     for mut text in &mut hud {
-        text.0 = format!("{count} splats | SH {degree} | {fps:.digits$} fps{lod}{streaming}");
+        let what = if any_streamed { "nodes" } else { "splats" };
+        text.0 = format!("{count} {what} | SH {degree} | {fps:.digits$} fps{lod}{streaming}");
     }
 }
