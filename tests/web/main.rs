@@ -83,7 +83,7 @@ fn site_url(site: &Path) -> &'static str {
 }
 
 /// A folder holding `angel.rad`: the angel's level-of-detail tree in chunks of 4,096
-/// nodes, each a region's detail, f32 throughout (4.2 MB; 9.6 MB on the GPU whole).
+/// nodes, each a region's detail, f32 throughout (4.4 MB; 11.4 MB on the GPU whole).
 fn stream_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(write_stream_dir).clone()
@@ -568,7 +568,7 @@ fn assert_error_page<'a>(report: &'a Report, what: &str) -> &'a MessageBox {
 
 #[test]
 fn a_rad_larger_than_the_pages_gpu_memory_streams_by_url_with_range_requests() {
-    // The page may hold 2 MiB of the angel's tree on the GPU (all of it takes 9.6 MB):
+    // The page may hold 2 MiB of the angel's tree on the GPU (all of it takes 11.4 MB):
     // it opens the header and first chunk with Range requests, fetches the chunks the
     // camera needs the same way, and is ready.
     let Some(site) = prerequisites() else { return };
