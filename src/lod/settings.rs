@@ -50,6 +50,16 @@ impl Default for SplatLod {
 }
 
 impl SplatLod {
+    /// Half the blend's width in octaves of node size, as the cut uses it: the
+    /// setting clamped to 0..=8 octaves (0 where it is not finite), halved.
+    pub fn half_octaves(&self) -> f32 {
+        if self.blend_octaves.is_finite() {
+            self.blend_octaves.clamp(0.0, 8.0) * 0.5
+        } else {
+            0.0
+        }
+    }
+
     /// A budget of `budget` splats, the other settings their defaults.
     pub fn with_budget(budget: u32) -> Self {
         Self {

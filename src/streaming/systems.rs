@@ -66,6 +66,17 @@ impl Stream {
             .map(|chunk| self.chunk_bytes(chunk))
             .sum()
     }
+
+    /// Bytes its resident chunks take and its chunks in flight will: what the budget
+    /// counts.
+    fn held_bytes(&self) -> u64 {
+        self.resident_bytes()
+            + self
+                .fetches
+                .iter()
+                .map(|&(chunk, _)| self.chunk_bytes(chunk))
+                .sum::<u64>()
+    }
 }
 
 /// Every streamed asset's page table and resident pages.
@@ -244,22 +255,18 @@ pub fn update_streams(
         .filter(|(camera, ..)| camera.is_active)
         .filter_map(|(camera, transform, projection, lod, entity)| {
             let focal = focal_pixels(camera, projection)?;
-            let cut =
-                lod.zip(splat_stats.get(entity).and_then(|s| s.lod))
-                    .map_or(0.0, |(lod, stats)| {
-                        let half_octaves = if lod.blend_octaves.is_finite() {
-                            lod.blend_octaves.clamp(0.0, 8.0) * 0.5
-                        } else {
-                            0.0
-                        };
-                        stats.threshold * (-half_octaves).exp2()
-                    });
+            let cut = lod
+                .zip(splat_stats.get(entity).and_then(|s| s.lod))
+                .map_or(0.0, |(lod, stats)| {
+                    stats.threshold * (-lod.half_octaves()).exp2()
+                });
             let smallest = (pixels / focal).max(cut);
             Some((transform.translation(), smallest))
         })
         .collect();
     let mut in_flight: usize = streams.streams.values().map(|s| s.fetches.len()).sum();
-    let total_resident: u64 = streams.streams.values().map(Stream::resident_bytes).sum();
+    // Every stream's resident and in-flight bytes, kept current as each plans.
+    let mut total_held: u64 = streams.streams.values().map(Stream::held_bytes).sum();
     for (id, stream) in streams.streams.iter_mut() {
         let mut seen_from = Vec::new();
         for (cloud, transform) in &clouds {
@@ -278,8 +285,7 @@ pub fn update_streams(
             }
         }
         // This stream may use what the others leave of the budget.
-        let own = stream.resident_bytes();
-        let others = total_resident - own;
+        let others = total_held - stream.held_bytes();
         let budget = settings.gpu_bytes.saturating_sub(others);
         let slots = settings.max_in_flight.saturating_sub(in_flight) + stream.fetches.len();
         let plan = {
@@ -305,6 +311,7 @@ pub fn update_streams(
             stream.fetches.push((chunk, task));
             in_flight += 1;
         }
+        total_held = others + stream.held_bytes();
     }
 
     // Records of the pages whose nodes changed, fades moved on a frame first.

@@ -64,11 +64,7 @@ impl ViewLod {
         focal: f32,
         total_leaves: u64,
     ) -> LodFrame {
-        let half_octaves = if settings.blend_octaves.is_finite() {
-            settings.blend_octaves.clamp(0.0, 8.0) * 0.5
-        } else {
-            0.0
-        };
+        let half_octaves = settings.half_octaves();
         let pixel_floor = if settings.pixel_scale.is_finite() && focal > 0.0 {
             settings.pixel_scale.max(0.0) / focal
         } else {
