@@ -794,10 +794,11 @@ fn run() -> Result<(), String> {
     );
     if let Some(lod) = stats.lod {
         println!(
-            "level of detail: budget {}, threshold {:.3e}, {} splats in view without it",
+            "level of detail: budget {}, threshold {:.3e}, {} splats in view without it, {} nodes weighed",
             args.budget.unwrap_or(0),
             lod.threshold,
-            lod.leaves_in_view
+            lod.leaves_in_view,
+            lod.nodes_weighed
         );
     }
     println!(
@@ -861,7 +862,7 @@ fn run() -> Result<(), String> {
             "visible_splats": stats.visible_splats,
             "lod": stats.lod.map(|lod| serde_json::json!({
                 "budget": args.budget, "threshold": lod.threshold,
-                "leaves_in_view": lod.leaves_in_view,
+                "leaves_in_view": lod.leaves_in_view, "nodes_weighed": lod.nodes_weighed,
             })),
             "tile_pairs": stats.tile_pairs,
             "bands": stats.bands,

@@ -340,3 +340,68 @@ fn a_streamed_sogs_own_levels_draw_cuts_within_the_budget() {
     assert!(f64::from(visible) <= f64::from(budget) * 1.1, "{visible}");
     assert!(db > 15.0, "{db:.1} dB");
 }
+
+/// A far camera with a pixel floor weighs only the nodes its cut can reach: blocks of
+/// nodes whose parents are all below the floor (the angel's larger splats keep about
+/// half of them) are left out of the dispatch, and the image is the one drawn when
+/// every node is weighed. A second instance of the asset behind the camera, close to
+/// it, makes every block reachable again (the dispatch is shared by the asset's
+/// instances) while drawing nothing itself.
+#[test]
+fn a_far_cut_weighs_only_the_nodes_it_can_reach_and_draws_the_same_image() {
+    let cut = SplatLod {
+        budget: u32::MAX,
+        pixel_scale: 8.0,
+        ..SplatLod::default()
+    };
+    let distance = 12.0;
+    let render = |with_near_twin: bool| {
+        let mut headless = Headless::new(common::headless_plugins());
+        let splats = angel();
+        let count = splats.len();
+        let handle = headless.add_splats(splats);
+        headless.spawn_cloud(handle.clone(), Transform::IDENTITY);
+        let camera = common::spawn_angel_camera(&mut headless, SIZE, distance);
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            .insert(cut);
+        if with_near_twin {
+            // 1.5 units behind the camera along its line of sight: every block of the
+            // twin's nodes is near enough to be reached, and none of it is in view.
+            let eye = headless
+                .app
+                .world()
+                .get::<Transform>(camera.entity)
+                .expect("the camera's transform")
+                .translation;
+            let back = (eye - Vec3::new(0.0, 0.75, 0.0)).normalize();
+            headless.spawn_cloud(handle, Transform::from_translation(eye + 1.5 * back));
+        }
+        let (image, threshold, _) = settled_render(&mut headless, &camera);
+        let lod = headless
+            .app
+            .world()
+            .resource::<SplatStats>()
+            .get(camera.entity)
+            .and_then(|s| s.lod)
+            .expect("a cut");
+        (image, threshold, lod.nodes_weighed, count)
+    };
+    let (far, threshold, weighed, count) = render(false);
+    let (shared, shared_threshold, shared_weighed, _) = render(true);
+    assert!(threshold > 0.0, "the cut stops at the pixel floor");
+    assert_eq!(threshold, shared_threshold);
+    // With the twin every node of both instances is weighed; alone, the far cloud
+    // leaves out at least a quarter of its leaves' worth.
+    let every_node = shared_weighed / 2;
+    assert!(every_node > count as u64, "{shared_weighed}");
+    assert!(
+        weighed + count as u64 / 4 < every_node,
+        "{weighed} nodes weighed of {every_node}"
+    );
+    assert!(far.iter().any(|&v| v > 0));
+    let worst = max_difference(&far, &shared);
+    assert_eq!(worst, 0, "the reachable nodes draw the same image");
+}

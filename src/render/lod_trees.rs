@@ -15,6 +15,7 @@ use wgpu::util::DeviceExt;
 
 use super::gpu_cloud::GpuSplats;
 use super::limits::SplatGpuLimits;
+use super::lod_reach::ParentBound;
 use super::memory::{GpuBytes, SplatMemory};
 use super::passes::SplatPipelines;
 use super::stream_pages::GpuStream;
@@ -29,6 +30,10 @@ pub struct GpuLodTree {
     pub leaf_records: Vec<wgpu::Buffer>,
     /// Per chunk of `interior`: its nodes' records.
     pub interior_records: Vec<wgpu::Buffer>,
+    /// Per chunk of the asset's splats and of `interior`: its blocks' parents, bounded,
+    /// so a view's dispatches can leave out the blocks its cut cannot reach.
+    pub leaf_reach: Vec<Vec<ParentBound>>,
+    pub interior_reach: Vec<Vec<ParentBound>>,
     /// The asset's splats (the first interior node's id).
     pub leaves: u32,
     _bytes: GpuBytes,
@@ -134,40 +139,40 @@ fn upload(
     max_binding: u64,
 ) -> GpuLodTree {
     let interior = GpuSplats::upload(&lod.interior, device, memory, max_binding);
-    let records = |label: &str, data: Vec<[f32; 4]>| {
+    let records = |label: &str, data: &[[f32; 4]]| {
         // A binding of zero bytes is invalid.
-        let data = if data.is_empty() {
-            vec![[0.0; 4]]
-        } else {
-            data
-        };
+        let data = if data.is_empty() { &[[0.0; 4]] } else { data };
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
-            contents: bytemuck::cast_slice(&data),
+            contents: bytemuck::cast_slice(data),
             usage: wgpu::BufferUsages::STORAGE,
         })
     };
     let span = |first: u32, count: u32| first as usize..(first + count) as usize;
-    let leaf_records: Vec<_> = leaves
+    let (leaf_records, leaf_reach): (Vec<_>, Vec<_>) = leaves
         .chunks
         .iter()
         .map(|chunk| {
-            records(
-                "splat LOD leaf records",
-                lod.spheres.leaf_records(span(chunk.first, chunk.count)),
+            let data = lod.spheres.leaf_records(span(chunk.first, chunk.count));
+            (
+                records("splat LOD leaf records", &data),
+                ParentBound::of_blocks(&data),
             )
         })
-        .collect();
-    let interior_records: Vec<_> = interior
+        .unzip();
+    let (interior_records, interior_reach): (Vec<_>, Vec<_>) = interior
         .chunks
         .iter()
         .map(|chunk| {
-            records(
-                "splat LOD interior records",
-                lod.spheres.interior_records(span(chunk.first, chunk.count)),
+            let data = lod.spheres.interior_records(span(chunk.first, chunk.count));
+            // Each node's two records: its sphere, then its parent's.
+            let parents: Vec<_> = data.iter().skip(1).step_by(2).copied().collect();
+            (
+                records("splat LOD interior records", &data),
+                ParentBound::of_blocks(&parents),
             )
         })
-        .collect();
+        .unzip();
     let bytes = leaf_records
         .iter()
         .chain(&interior_records)
@@ -177,6 +182,8 @@ fn upload(
         interior,
         leaf_records,
         interior_records,
+        leaf_reach,
+        interior_reach,
         leaves: leaves.len(),
         _bytes: memory.track(bytes),
     }

@@ -26,6 +26,7 @@ mod extract;
 pub(crate) mod gpu_cloud;
 mod lighting;
 mod limits;
+pub(crate) mod lod_reach;
 pub(crate) mod lod_trees;
 mod memory;
 pub(crate) mod passes;

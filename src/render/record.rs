@@ -17,13 +17,14 @@ use wgpu::{CommandEncoder, ComputePass};
 use super::lighting::ViewLightPass;
 use super::passes::preprocess::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
+use super::passes::tile_render::TileOutputs;
 use super::passes::{FullscreenPasses, SplatPipelines};
 use super::stage::SplatStage;
 use super::view::ViewBuffers;
 use super::view::frame::{BandFrame, SplatFrame};
 use super::view::lod::ViewLod;
 use super::view::picks::{PickTicket, ViewPicks};
-use super::view::splat_layer::SceneCopy;
+use super::view::splat_layer::{LayerOutputs, SceneCopy};
 use super::view::stats::SplatStats;
 use super::view::timestamps::{PassTimestamps, SplatPassTimes};
 
@@ -81,8 +82,8 @@ pub(crate) struct Raster<'a> {
     pub bands: &'a [BandFrame],
     pub buffers: &'a ViewBuffers,
     pub multisampled_depth: bool,
-    /// Only the median depth is drawn (a shadow view).
-    pub surface_only: bool,
+    /// What the tile render draws: colour, median depth or both.
+    pub outputs: LayerOutputs,
     pub picks: Option<(&'a PickTicket, &'a ViewPicks)>,
     pub lod: Option<&'a ViewLod>,
     /// The light pass, for a camera whose clouds receive light.
@@ -220,7 +221,10 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                 pipelines.tile_render.encode(
                     pass,
                     &band.tile_render,
-                    (raster.multisampled_depth, raster.surface_only),
+                    (
+                        raster.multisampled_depth,
+                        TileOutputs::of(raster.outputs.colour, raster.outputs.median_depth),
+                    ),
                     (band.tiles.x, band.tiles.y),
                 );
             }
@@ -286,7 +290,7 @@ pub fn splat_pass(
         bands: &frame.bands,
         buffers,
         multisampled_depth: frame.multisampled_depth,
-        surface_only: false,
+        outputs: buffers.layer.outputs,
         picks,
         lod,
         light,

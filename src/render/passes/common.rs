@@ -157,25 +157,33 @@ pub fn buffer_entry(binding: u32, buffer: wgpu::BufferBinding<'_>) -> wgpu::Bind
 
 /// A compute pass that reads the view's opaque depth (`scene_depth` in its WGSL),
 /// compiled twice: for a single-sampled and for a multisampled depth buffer; and
-/// optionally more single-sampled variants, each under one more flag def, which bind
-/// the same bind groups as the single-sampled one.
+/// optionally more variants, each under one more flag def, which bind the same bind
+/// groups as the plain variant of their sample count.
 pub struct SceneDepthVariants {
     single: (BindGroupLayout, ComputePipeline),
     multisampled: (BindGroupLayout, ComputePipeline),
-    flagged: Vec<(&'static str, ComputePipeline)>,
+    flagged: Vec<(FlagVariant, ComputePipeline)>,
+}
+
+/// One more variant of a [`SceneDepthVariants`]: the pass compiled with the flag def
+/// `def`, for a multisampled depth buffer or a single-sampled one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlagVariant {
+    pub def: &'static str,
+    pub multisampled: bool,
 }
 
 impl SceneDepthVariants {
     /// `entries` are the layout's other bindings; the depth texture is `depth_binding`,
     /// declared in `shader` under the shader def `MULTISAMPLED_DEPTH`; `defs` are the
-    /// module's others; `flags`, the single-sampled variants' extra defs.
+    /// module's others; `flags`, the further variants.
     pub fn new(
         builder: &mut dyn PipelineBuilder,
         label: &str,
         (entries, depth_binding): (&[BindGroupLayoutEntry], u32),
         (shader, entry_point): (EntryShader, &'static str),
         defs: &[ShaderDef],
-        flags: &[&'static str],
+        flags: &[FlagVariant],
     ) -> Option<Self> {
         let mut variant = |multisampled: bool, flag: Option<&'static str>| {
             let mut defs = defs.to_vec();
@@ -219,7 +227,7 @@ impl SceneDepthVariants {
         let multisampled = variant(true, None);
         let flagged: Vec<_> = flags
             .iter()
-            .map(|&flag| Some((flag, variant(false, Some(flag))?.1)))
+            .map(|&flag| Some((flag, variant(flag.multisampled, Some(flag.def))?.1)))
             .collect();
         Some(Self {
             single: single?,
@@ -228,8 +236,8 @@ impl SceneDepthVariants {
         })
     }
 
-    /// The single-sampled variant compiled with `flag`, if it was asked for.
-    pub fn flagged(&self, flag: &str) -> Option<&ComputePipeline> {
+    /// The variant compiled with `flag`, if it was asked for.
+    pub fn flagged(&self, flag: FlagVariant) -> Option<&ComputePipeline> {
         self.flagged
             .iter()
             .find(|(f, _)| *f == flag)

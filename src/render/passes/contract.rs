@@ -156,6 +156,8 @@ fn the_preprocess_inputs_match_their_wgsl() {
         lod_feedback,
         lod_threshold,
         lod_half_octaves,
+        run_first,
+        run_count,
         _pad,
     });
     let geometry = rust_layout!(SplatGeometry {

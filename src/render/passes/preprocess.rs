@@ -114,7 +114,11 @@ pub struct ChunkParams {
     pub lod_threshold: f32,
     /// Half the blend's width, in octaves of node size.
     pub lod_half_octaves: f32,
-    pub _pad: [u32; 3],
+    /// The run of the chunk's splats this dispatch draws: its first and how many (the
+    /// whole chunk, except where a cut can reach only part of it, `lod_reach.rs`).
+    pub run_first: u32,
+    pub run_count: u32,
+    pub _pad: u32,
 }
 
 /// A chunk of leaves: one record (the parent's sphere) per node.

@@ -194,12 +194,12 @@ fn preprocess(
 // and 1, else (0, 0).
 fn project_splat(thread: u32) -> vec2<u32> {
     let none = vec2<u32>(0u, 0u);
-    if thread >= chunk.splat_count * chunk.instance_count {
+    if thread >= chunk.run_count * chunk.instance_count {
         return none;
     }
     // Consecutive threads take consecutive splats of one instance.
-    let index = thread % chunk.splat_count;
-    let instance = chunk.first_instance + thread / chunk.splat_count;
+    let index = chunk.run_first + thread % chunk.run_count;
+    let instance = chunk.first_instance + thread / chunk.run_count;
     let cam_from_cloud_4 = instances[instance].cam_from_cloud;
     let tint = instances[instance].tint;
 #ifdef LOD

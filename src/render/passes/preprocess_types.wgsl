@@ -69,6 +69,12 @@ struct ChunkParams {
     lod_feedback: u32,
     lod_threshold: f32,
     lod_half_octaves: f32,
+    // The run of the chunk's splats this dispatch draws (`splat_count` stays the whole
+    // chunk's, which the layout's reads need): where a cut reaches only part of a
+    // chunk, the rest is not dispatched.
+    run_first: u32,
+    run_count: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(1) var<uniform> chunk: ChunkParams;

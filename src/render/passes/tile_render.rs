@@ -9,7 +9,9 @@ use wgpu::{
 };
 
 use super::builder::{EntryShader, PipelineBuilder};
-use super::common::{SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform};
+use super::common::{
+    FlagVariant, SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform,
+};
 use super::library::wgsl_file;
 use super::tile_split::TileLists;
 
@@ -38,8 +40,47 @@ pub(crate) const SHADER: EntryShader = EntryShader {
     checks: ShaderChecks::None,
 };
 
-/// The def of the variant that writes the median depth alone.
-const SURFACE_ONLY: &str = "SURFACE_ONLY";
+/// The variant that writes the median depth alone (shadow views, single-sampled).
+const SURFACE_ONLY: FlagVariant = FlagVariant {
+    def: "SURFACE_ONLY",
+    multisampled: false,
+};
+
+/// The variants that track the median depth beside the colour (`SplatDepth`); the
+/// plain ones leave it out of the blend loop, where it costs a few instructions for
+/// every splat at every pixel.
+const MEDIAN_DEPTH: [FlagVariant; 2] = [
+    FlagVariant {
+        def: "MEDIAN_DEPTH",
+        multisampled: false,
+    },
+    FlagVariant {
+        def: "MEDIAN_DEPTH",
+        multisampled: true,
+    },
+];
+
+/// What a view's tile render writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileOutputs {
+    /// The layer's colour and coverage.
+    Colour,
+    /// The colour and the median depth (`SplatDepth`).
+    ColourAndMedian,
+    /// The median depth alone, each pixel stopping there (shadow views).
+    Surface,
+}
+
+impl TileOutputs {
+    /// For a layer that keeps its colour, its median depth, or both.
+    pub fn of(colour: bool, median_depth: bool) -> Self {
+        match (colour, median_depth) {
+            (false, _) => Self::Surface,
+            (true, true) => Self::ColourAndMedian,
+            (true, false) => Self::Colour,
+        }
+    }
+}
 
 pub struct TileRenderPass {
     variants: SceneDepthVariants,
@@ -76,7 +117,7 @@ impl TileRenderPass {
                 (&entries, 4),
                 (SHADER, "tile_render"),
                 &[],
-                &[SURFACE_ONLY],
+                &[SURFACE_ONLY, MEDIAN_DEPTH[0], MEDIAN_DEPTH[1]],
             )?,
         })
     }
@@ -114,19 +155,21 @@ impl TileRenderPass {
         )
     }
 
-    /// One workgroup per tile of the `tiles` grid.
-    /// `surface_only`: draw the median depth alone (shadow views; their scene depth
-    /// is single-sampled), each pixel stopping at its median.
+    /// One workgroup per tile of the `tiles` grid, drawing `outputs` (the surface
+    /// alone only over a single-sampled scene depth, as shadow views have).
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
-        (multisampled_depth, surface_only): (bool, bool),
+        (multisampled_depth, outputs): (bool, TileOutputs),
         tiles: (u32, u32),
     ) {
-        let pipeline = match surface_only {
-            true => self.variants.flagged(SURFACE_ONLY),
-            false => None,
+        let pipeline = match outputs {
+            TileOutputs::Surface => self.variants.flagged(SURFACE_ONLY),
+            TileOutputs::ColourAndMedian => self
+                .variants
+                .flagged(MEDIAN_DEPTH[usize::from(multisampled_depth)]),
+            TileOutputs::Colour => None,
         };
         pass.set_pipeline(pipeline.unwrap_or(self.variants.pipeline(multisampled_depth)));
         pass.set_bind_group(0, bind_group, &[]);

@@ -11,7 +11,9 @@
 // the whole subgroup skips at the cost of one compare.
 //
 // SURFACE_ONLY (shadow views): only the median depth is wanted, so a pixel stops at
-// its median and blends no colour.
+// its median and blends no colour. MEDIAN_DEPTH (`SplatDepth`): the colour, and the
+// median depth tracked beside it; without either, the blend loop leaves the median's
+// compares out.
 
 #import bevy_splat::common::{
     T_MIN, SplatView, ProjectedSplat, splat_colour, half_height, SIGMA_MAX,
@@ -184,9 +186,11 @@ fn tile_render(
                     break;
                 }
                 colour += batch_colour[j] * (alpha * transmittance);
+#ifdef MEDIAN_DEPTH
                 if next <= 0.5 && transmittance > 0.5 {
                     median = p.z;
                 }
+#endif
 #endif
                 transmittance = next;
             }

@@ -13,6 +13,7 @@ use crate::crop::{SplatCrop, SplatCropMode, SplatCropShape};
 use crate::lighting::SplatLighting;
 use crate::render::extract::ExtractedCloud;
 use crate::render::gpu_cloud::GpuSplats;
+use crate::render::lod_reach::{ParentBound, ReachCut};
 use crate::render::lod_trees::GpuLodTrees;
 use crate::render::passes::preprocess::{
     CROP_BOX, CROP_EMPTY, CROP_SPHERE, CloudInstance, CropGpu, LIGHTING_LIT,
@@ -104,15 +105,22 @@ fn with_crop(mut instance: CloudInstance, crop: Option<&SplatCrop>) -> CloudInst
 ///
 /// With `lod_trees` (a camera with `SplatLod`), an asset whose tree is on the GPU is
 /// drawn as a cut of it: its leaf chunks and its interior chunks, through the LOD
-/// variant (clouds with a `SplatShader` are drawn whole). With `streams` (a view with
-/// a cut to draw them by), a streamed asset is drawn as a cut of its resident pages.
+/// variant (clouds with a `SplatShader` are drawn whole), each over the runs of nodes
+/// the view's `cut` can reach (`lod_reach.rs`). With `streams` (a view with a cut to
+/// draw them by), a streamed asset is drawn as a cut of its resident pages.
 pub fn plan_dispatches(
     drawn: &[(Entity, &ExtractedCloud, &GpuSplats)],
     camera: &SplatCamera,
     time: f32,
-    lod_trees: Option<&GpuLodTrees>,
+    (lod_trees, cut): (Option<&GpuLodTrees>, Option<LodFrame>),
     streams: Option<&GpuLodTrees>,
 ) -> (Vec<CloudInstance>, Vec<Entity>, Vec<DispatchPlan>) {
+    let reach = cut.map(|frame| ReachCut {
+        threshold: frame.threshold,
+        floor: frame.floor,
+        half_octaves: frame.half_octaves,
+        orthographic: camera.orthographic,
+    });
     type Group<'g> = (
         (AssetId<GaussianSplats>, Option<SplatShaderId>),
         &'g GpuSplats,
@@ -170,41 +178,59 @@ pub fn plan_dispatches(
         let stream = streams
             .filter(|_| shader.is_none())
             .and_then(|trees| trees.stream(asset));
-        // (nodes, which nodes, the chunk's index among those of its kind or page).
-        let mut chunks: Vec<(u32, Option<LodNodes>, usize)> = Vec::new();
+        // (nodes, which nodes, the chunk's index among those of its kind or page,
+        // its blocks' parent bounds for a tree's chunk).
+        type Chunk<'c> = (u32, Option<LodNodes>, usize, Option<&'c [ParentBound]>);
+        let mut chunks: Vec<Chunk<'_>> = Vec::new();
         if let Some(stream) = stream {
             // A streamed asset is drawn from its resident pages alone.
             for (&page_chunk, page) in &stream.pages {
                 for (part, chunk) in page.splats(gpu).chunks.iter().enumerate() {
-                    chunks.push((chunk.count, Some(LodNodes::Page(page_chunk as u32)), part));
+                    let nodes = Some(LodNodes::Page(page_chunk as u32));
+                    chunks.push((chunk.count, nodes, part, None));
                 }
             }
+        } else if let Some(tree) = tree {
+            let leaves = gpu.chunks.iter().zip(&tree.leaf_reach).enumerate();
+            chunks.extend(leaves.map(|(index, (chunk, reach))| {
+                (chunk.count, Some(LodNodes::Leaves), index, Some(&reach[..]))
+            }));
+            let interior = tree.interior.chunks.iter().zip(&tree.interior_reach);
+            chunks.extend(interior.enumerate().map(|(index, (chunk, reach))| {
+                (
+                    chunk.count,
+                    Some(LodNodes::Interior),
+                    index,
+                    Some(&reach[..]),
+                )
+            }));
         } else {
             let leaves = gpu.chunks.iter().enumerate();
-            let kind = tree.map(|_| LodNodes::Leaves);
-            chunks.extend(leaves.map(|(index, chunk)| (chunk.count, kind, index)));
-            if let Some(tree) = tree {
-                let interior = tree.interior.chunks.iter().enumerate();
-                chunks.extend(
-                    interior.map(|(index, chunk)| (chunk.count, Some(LodNodes::Interior), index)),
-                );
-            }
+            chunks.extend(leaves.map(|(index, chunk)| (chunk.count, None, index, None)));
         }
-        for (count, lod, chunk_index) in chunks {
-            // Keep splats × instances within a u32 thread index.
-            let per_dispatch = (u32::MAX / count.max(1)).max(1);
-            let mut start = 0;
-            while start < group.len() as u32 {
-                let instance_count = per_dispatch.min(group.len() as u32 - start);
-                dispatches.push(DispatchPlan {
-                    asset,
-                    chunk: chunk_index,
-                    first_instance: first + start,
-                    instance_count,
-                    shader,
-                    lod,
-                });
-                start += instance_count;
+        let group_instances: Vec<_> = group.iter().map(|(instance, _)| *instance).collect();
+        for (count, lod, chunk_index, bounds) in chunks {
+            let runs = match (reach, bounds) {
+                (Some(reach), Some(bounds)) => reach.runs(bounds, count, &group_instances),
+                _ => std::iter::once(0..count).collect(),
+            };
+            for run in runs {
+                // Keep splats × instances within a u32 thread index.
+                let per_dispatch = (u32::MAX / run.len().max(1) as u32).max(1);
+                let mut start = 0;
+                while start < group.len() as u32 {
+                    let instance_count = per_dispatch.min(group.len() as u32 - start);
+                    dispatches.push(DispatchPlan {
+                        asset,
+                        chunk: chunk_index,
+                        first_instance: first + start,
+                        instance_count,
+                        shader,
+                        lod,
+                        run: (run.start, run.end),
+                    });
+                    start += instance_count;
+                }
             }
         }
     }

@@ -175,23 +175,27 @@ pub fn prepare_splat_view_buffers(
             &memory,
             camera.focal[1],
             splats,
-        )
-        .map(|(frame, leaves_in_view)| {
-            stats.update(main_entity.id(), |s| {
-                s.lod = Some(SplatLodStats {
-                    threshold: frame.threshold,
-                    leaves_in_view,
-                });
-            });
-            frame
-        });
+        );
         let (instances, instance_clouds, dispatches) = plan_dispatches(
             &drawn,
             &camera,
             shader_time.0,
-            lod_settings.and(lod.map(|_| &*lod_trees)),
+            (
+                lod_settings.and(lod.map(|_| &*lod_trees)),
+                lod.map(|(frame, _)| frame),
+            ),
             lod.map(|_| &*lod_trees),
         );
+        let lod = lod.map(|(frame, leaves_in_view)| {
+            stats.update(main_entity.id(), |s| {
+                s.lod = Some(SplatLodStats {
+                    threshold: frame.threshold,
+                    leaves_in_view,
+                    nodes_weighed: dispatches.iter().map(|d| d.nodes_weighed()).sum(),
+                });
+            });
+            frame
+        });
         // A cut draws about its budget (the GPU's counts size the buffers after the
         // first frame).
         let splats = match lod_settings {

@@ -161,7 +161,7 @@ pub fn prepare_shadow_views(
             &drawn,
             &camera,
             shader_time.0,
-            lod.map(|_| &*lod_trees),
+            (lod.map(|_| &*lod_trees), lod),
             lod.map(|_| &*lod_trees),
         );
         let splats = match lod_settings {

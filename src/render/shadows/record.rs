@@ -93,7 +93,7 @@ fn record(
             bands: &frame.bands,
             buffers,
             multisampled_depth: false,
-            surface_only: true,
+            outputs: buffers.layer.outputs,
             picks: None,
             lod: *lod,
             light: None,

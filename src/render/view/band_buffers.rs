@@ -323,7 +323,9 @@ impl BandBuffers {
                 lod_feedback: u32::from(lod.is_some_and(|(_, counts)| counts)),
                 lod_threshold: lod.map_or(0.0, |(frame, _)| frame.threshold),
                 lod_half_octaves: lod.map_or(0.0, |(frame, _)| frame.half_octaves),
-                _pad: [0; 3],
+                run_first: dispatch.run.start,
+                run_count: dispatch.run.len() as u32,
+                _pad: 0,
             };
             let offset = slot as u64 * CHUNK_PARAMS_STRIDE;
             queue.write_buffer(&self.chunk_params, offset, bytemuck::bytes_of(&params));

@@ -36,9 +36,22 @@ pub struct DispatchPlan {
     pub shader: Option<SplatShaderId>,
     /// For a cut of the asset's level-of-detail tree: which nodes.
     pub lod: Option<LodNodes>,
+    /// The run of the chunk's splats drawn (start, end): all of them unless the
+    /// view's cut reaches only part of a tree's chunk.
+    pub run: (u32, u32),
 }
 
 impl DispatchPlan {
+    /// The level-of-detail nodes it weighs: its run for each instance.
+    pub fn nodes_weighed(&self) -> u64 {
+        match self.lod {
+            Some(_) => {
+                u64::from(self.run.1.saturating_sub(self.run.0)) * u64::from(self.instance_count)
+            }
+            None => 0,
+        }
+    }
+
     /// The dispatch over the asset's GPU data; `None` if the asset (or its tree) is
     /// gone (the plan and the bind groups are made in one frame, after the assets are
     /// prepared).
@@ -92,8 +105,11 @@ impl DispatchPlan {
                 )
             }
         };
+        let (start, end) = self.run;
+        let run = start.min(chunk.count)..end.min(chunk.count);
         Some(Dispatch {
             chunk,
+            run,
             splats,
             first_instance: self.first_instance,
             instance_count: self.instance_count,
@@ -116,6 +132,8 @@ pub struct DispatchLod<'a> {
 /// One preprocess dispatch: a chunk of an asset for a run of instances of it.
 pub struct Dispatch<'a> {
     pub chunk: &'a GpuChunk,
+    /// The run of the chunk's splats it draws.
+    pub run: std::ops::Range<u32>,
     /// The chunk's splats' layout (the asset's, or its tree's interior nodes').
     pub splats: &'a GpuSplats,
     pub first_instance: u32,
@@ -127,7 +145,7 @@ pub struct Dispatch<'a> {
 
 impl Dispatch<'_> {
     pub fn threads(&self) -> u32 {
-        self.chunk.count * self.instance_count
+        self.run.len() as u32 * self.instance_count
     }
 
     /// The preprocess it runs.

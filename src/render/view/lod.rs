@@ -18,6 +18,8 @@ pub struct LodFrame {
     /// Node size at which nodes stop splitting; 0 draws the leaves alone.
     pub threshold: f32,
     pub half_octaves: f32,
+    /// The size below which no threshold goes (`SplatLod::pixel_scale`); 0 for none.
+    pub floor: f32,
 }
 
 /// A view's LOD state: its feedback buffer and threshold.
@@ -88,6 +90,7 @@ impl ViewLod {
         LodFrame {
             threshold: self.controller.threshold(total_leaves, settings.budget),
             half_octaves,
+            floor: pixel_floor,
         }
     }
 

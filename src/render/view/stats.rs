@@ -58,8 +58,13 @@ pub struct SplatLodStats {
     /// (the leaves alone, the exact image).
     pub threshold: f32,
     /// Trained splats (leaves) in view in the latest frame the GPU reported: what the
-    /// camera would draw without a budget.
+    /// camera would draw without a budget. Counted over the nodes the cut weighs: the
+    /// leaves of blocks whose parents all lie below the pixel floor are not.
     pub leaves_in_view: u32,
+    /// Tree nodes the preprocess weighs this frame, over every cloud drawn as a cut:
+    /// blocks of nodes no threshold above the camera's pixel floor can draw are left
+    /// out (`SplatLod::pixel_scale`), so far clouds cost less than their node count.
+    pub nodes_weighed: u64,
 }
 
 /// How many stages [`SplatViewStats::gpu_pass_ns`] times.
