@@ -3,6 +3,7 @@
 #   .gl/   the Vulkan loader debs     .whl/  gsplat's wheel
 #   .bin/bench.xz  the release `bench` example, stripped and xz-compressed
 #   .bin/COMMIT    the commit it was built from (`git rev-parse --short HEAD`)
+#   .higs/         gsplat main's sources for HiGS (bench/higs_pack.sh), with HIGS=1
 # and writes its results under $OUT.
 set -uo pipefail
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -29,6 +30,58 @@ if [ -z "${SKIP_GSPLAT:-}" ]; then
     cp /tmp/gsplat.json $OUT/ 2>/dev/null
     [ -f /tmp/gsplat_K9.ppm ] && cp /tmp/gsplat_K9.ppm $OUT/
 fi
+# HIGS=1: gsplat main's GaussianInferenceRenderer (HiGS, tile size 8) on the same grids
+# with the same camera, built from .higs/gsplat.tar.xz (unpacked under /tmp/higs): only
+# its scene packer and renderer are compiled (minutes the first time; kept in
+# /tmp/torch_ext while the machine stays warm), never gsplat's classic rasterizer.
+higs=""
+if [ -n "${HIGS:-}" ]; then
+    if [ -f .higs/gsplat.tar.xz ]; then
+        higs=1
+        echo "HiGS from gsplat $(cat .higs/COMMIT 2>/dev/null || echo unknown)" | tee -a $OUT/gpu.txt
+    else
+        echo "HIGS is set but .higs/gsplat.tar.xz was not carried (bench/higs_pack.sh): no HiGS" | tee -a $OUT/run.log
+    fi
+fi
+# higs_race PREFIX ARGS...: bench/higs_race.py, its log lines led by PREFIX.
+higs_race() {
+    local prefix=$1
+    shift
+    TORCH_EXTENSIONS_DIR=/tmp/torch_ext MAX_JOBS=16 PYTHONUNBUFFERED=1 python3 bench/higs_race.py \
+        --gsplat-src .higs/gsplat --unpack-to /tmp/higs "$@" 2>&1 | grep -v Warning | sed "s/^/$prefix/" \
+        | tee -a $OUT/run.log
+}
+if [ -n "$higs" ]; then
+    higs_race "" assets/angel.ply --grid ${GRIDS:-4 7 9} --out /tmp
+    cp /tmp/higs.json $OUT/ 2>/dev/null
+    [ -f /tmp/higs_K9.ppm ] && cp /tmp/higs_K9.ppm $OUT/
+fi
+# HIGS_4K_GRIDS: these K again at 3840×2160 (lines led by "4k: "), ours, gsplat 1.5.3 and,
+# with HIGS=1, HiGS one after the other: *_4k.json, and PNG images for the K in PNG_GRIDS.
+if [ -n "${HIGS_4K_GRIDS:-}" ]; then
+    mkdir -p /tmp/4k
+    for k in $HIGS_4K_GRIDS; do
+        png=""; [[ " ${PNG_GRIDS:-9} " == *" $k "* ]] && png="--png $OUT/ours_K${k}_4k.png"
+        /tmp/bench --angel-grid $k --width 3840 --height 2160 --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_4k.json $png $limit 2>&1 | grep -v "^$" | sed "s/^/4k: /" | tee -a $OUT/run.log
+    done
+    if [ -z "${SKIP_GSPLAT:-}" ]; then
+        PYTHONUNBUFFERED=1 python3 bench/gsplat_race.py assets/angel.ply --grid $HIGS_4K_GRIDS \
+            --width 3840 --height 2160 --image-format png --out /tmp/4k 2>&1 \
+            | grep -v Warning | sed "s/^/4k: /" | tee -a $OUT/run.log
+        cp /tmp/4k/gsplat.json $OUT/gsplat_4k.json 2>/dev/null
+    fi
+    if [ -n "$higs" ]; then
+        higs_race "4k: " assets/angel.ply --grid $HIGS_4K_GRIDS --width 3840 --height 2160 \
+            --image-format png --out /tmp/4k
+        cp /tmp/4k/higs.json $OUT/higs_4k.json 2>/dev/null
+    fi
+    for k in ${PNG_GRIDS:-9}; do
+        for who in gsplat higs; do
+            [ -f /tmp/4k/${who}_K$k.png ] && cp /tmp/4k/${who}_K$k.png $OUT/${who}_K${k}_4k.png
+        done
+    done
+fi
 # SH3_GRIDS: the SH3 grid (one cloud of distinct degree-3 splats) at these K, both sides
 # reading the very same data: bench writes it, gsplat reads that file.
 for k in ${SH3_GRIDS:-}; do
@@ -39,6 +92,10 @@ for k in ${SH3_GRIDS:-}; do
         PYTHONUNBUFFERED=1 python3 bench/gsplat_race.py /tmp/sh3_K$k.ply --sh3-grid $k --out /tmp 2>&1 \
             | grep -v Warning | tee -a $OUT/run.log
         cp /tmp/gsplat_sh3.json $OUT/gsplat_sh3_K$k.json 2>/dev/null
+    fi
+    if [ -n "$higs" ]; then
+        higs_race "" /tmp/sh3_K$k.ply --sh3-grid $k --out /tmp
+        cp /tmp/higs_sh3.json $OUT/higs_sh3_K$k.json 2>/dev/null
     fi
 done
 # SH3_STORAGE: the SH3 grid at K = 9 again with these layouts (half-sh, compact), each
@@ -91,9 +148,9 @@ if [ -n "${SORT_STRESS:-}" ] && [ -f .bin/gpu_sort.xz ]; then
         | grep -v "^$" | tee $OUT/gpu_sort.log | tail -40
 fi
 # At most 8 files come back from the lent machine: gpu.txt, the logs, and everything
-# else (the JSON reports, ours and gsplat's images, the SH3 layouts' images) in one
+# else (the JSON reports, ours, gsplat's and HiGS's images, the SH3 layouts' images) in one
 # archive; bench/image_diff.py compares the images.
-cp /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm $OUT/ 2>/dev/null
+cp /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm /tmp/higs_SH3_*.ppm $OUT/ 2>/dev/null
 (cd $OUT && tar czf results.tgz --remove-files $(ls | grep -vx -e gpu.txt -e run.log -e main.log -e gpu_sort.log -e results.tgz))
 ls -la $OUT
 # LOD_GRIDS: the angel grid at these K drawn exactly and then through the level-of-detail
