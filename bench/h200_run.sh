@@ -57,11 +57,13 @@ if [ -n "$higs" ]; then
     [ -f /tmp/higs_K9.ppm ] && cp /tmp/higs_K9.ppm $OUT/
 fi
 # HIGS_4K_GRIDS: these K again at 3840×2160 (lines led by "4k: "), ours, gsplat 1.5.3 and,
-# with HIGS=1, HiGS one after the other: *_4k.json, and PNG images for the K in PNG_GRIDS.
+# with HIGS=1, HiGS one after the other: *_4k.json, and PNG images only for the K in
+# PNG_4K_GRIDS (none by default: three 4K images pass the 16 MiB a returned file may
+# have, and the archive with them did not come back on 2026-12-04).
 if [ -n "${HIGS_4K_GRIDS:-}" ]; then
     mkdir -p /tmp/4k
     for k in $HIGS_4K_GRIDS; do
-        png=""; [[ " ${PNG_GRIDS:-9} " == *" $k "* ]] && png="--png $OUT/ours_K${k}_4k.png"
+        png=""; [[ " ${PNG_4K_GRIDS:-} " == *" $k "* ]] && png="--png $OUT/ours_K${k}_4k.png"
         /tmp/bench --angel-grid $k --width 3840 --height 2160 --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_4k.json $png $limit 2>&1 | grep -v "^$" | sed "s/^/4k: /" | tee -a $OUT/run.log
     done
@@ -76,12 +78,26 @@ if [ -n "${HIGS_4K_GRIDS:-}" ]; then
             --image-format png --out /tmp/4k
         cp /tmp/4k/higs.json $OUT/higs_4k.json 2>/dev/null
     fi
-    for k in ${PNG_GRIDS:-9}; do
+    for k in ${PNG_4K_GRIDS:-}; do
         for who in gsplat higs; do
             [ -f /tmp/4k/${who}_K$k.png ] && cp /tmp/4k/${who}_K$k.png $OUT/${who}_K${k}_4k.png
         done
     done
 fi
+# COMPOSITE_GRIDS: the angel grid at these K, 1080p and 4K, with an HDR main texture
+# composited by the fullscreen pass (--hdr) and by the compute pass
+# (--hdr --compute-composite), one after the other: the composite stage of each.
+for k in ${COMPOSITE_GRIDS:-}; do
+    for size in "1920 1080" "3840 2160"; do
+        set -- $size
+        for how in "--hdr" "--hdr --compute-composite"; do
+            name=$(echo "$how" | tr -d ' -')
+            /tmp/bench --angel-grid $k --width $1 --height $2 $how --frames ${FRAMES:-200} --warmup 30 \
+                --json $OUT/ours_K${k}_${2}p_$name.json $limit 2>&1 | grep -v "^$" \
+                | sed "s/^/composite ${2}p $name: /" | tee -a $OUT/run.log
+        done
+    done
+done
 # SH3_GRIDS: the SH3 grid (one cloud of distinct degree-3 splats) at these K, both sides
 # reading the very same data: bench writes it, gsplat reads that file.
 for k in ${SH3_GRIDS:-}; do

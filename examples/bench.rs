@@ -10,7 +10,8 @@
 //!     [--json out.json] [--png out.png] [--max-binding-mib N]
 //! cargo run --release --example bench -- --sh3-grid 9 [--write-ply scene.ply] ...
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
-//! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display]
+//! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display | --hdr]
+//!     [--compute-composite]
 //!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]]
 //!     [--lighting shadowed|lit]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
@@ -100,6 +101,10 @@ struct Args {
     /// Draw as a window shows it (`--display`): an sRGB target and the default
     /// composite over the scene, instead of `Passthrough` into `Rgba8Unorm`.
     display: bool,
+    /// An HDR main texture (`--hdr`), composited by the fullscreen pass; with
+    /// `--compute-composite` it takes storage writes and a compute pass composites.
+    hdr: bool,
+    compute_composite: bool,
     /// Draw through the clouds' level-of-detail trees within this many splats
     /// (`SplatLod`), once the cut has settled.
     budget: Option<u32>,
@@ -161,6 +166,8 @@ fn parse_args() -> Result<Args, String> {
         max_binding_mib: None,
         pick: 0,
         display: false,
+        hdr: false,
+        compute_composite: false,
         storage: SplatStorage::default(),
         budget: None,
         psnr_against: None,
@@ -208,6 +215,8 @@ fn parse_args() -> Result<Args, String> {
             "--half-sh" => args.storage = SplatStorage::HalfSh,
             "--compact" => args.storage = SplatStorage::Compact,
             "--display" => args.display = true,
+            "--hdr" => args.hdr = true,
+            "--compute-composite" => args.compute_composite = true,
             "--budget" => args.budget = Some(number(value()?)?.max(1)),
             "--psnr-against" => args.psnr_against = Some(value()?.into()),
             "--camera-path" => args.camera_path = Some(number(value()?)?.max(2) as usize),
@@ -642,6 +651,12 @@ fn run() -> Result<(), String> {
     } else {
         headless.spawn_camera(camera_transform, projection, size, None)
     };
+    if args.compute_composite {
+        headless.composite_by_compute(&camera);
+    } else if args.hdr {
+        let mut entity = headless.app.world_mut().entity_mut(camera.entity);
+        entity.insert(bevy::camera::Hdr);
+    }
     if let Some(lighting) = args.lighting {
         let world = headless.app.world_mut();
         let clouds: Vec<Entity> = world
@@ -868,6 +883,7 @@ fn run() -> Result<(), String> {
             "bands": stats.bands,
             "complete": stats.complete(),
             "gpu_bytes": memory,
+            "compute_composite": stats.compute_composite,
             "bytes_per_splat": memory as f64 / total_splats as f64,
             "passes": json_passes,
             "shadow_light": args.shadow_light.map(|l| format!("{l:?}")),

@@ -422,3 +422,60 @@ fn hdr_cameras_render_the_same_layer() {
     let hdr = render_alone(angel_view(), size, true);
     assert_same(&plain, &hdr, "HDR camera");
 }
+
+/// The angel half in front of a cube, through `camera_setup`, composited by a
+/// compute pass (an HDR main texture that takes storage writes) or by the fullscreen
+/// pass (the same HDR camera without them).
+fn composited(compute: bool, camera_setup: impl Fn(&mut EntityWorldMut)) -> Rgba8 {
+    let mut headless = Headless::new(common::headless_plugins());
+    let a = headless.add_splats(angel());
+    headless.spawn_cloud(a, Transform::IDENTITY);
+    spawn_cube(
+        &mut headless,
+        Vec3::new(0.3, 0.7, -1.5),
+        1.2,
+        Color::srgb(0.1, 0.3, 0.9),
+    );
+    let camera = headless.spawn_camera(angel_view(), projection(SIZE), SIZE, None);
+    if compute {
+        headless.composite_by_compute(&camera);
+    } else {
+        headless
+            .app
+            .world_mut()
+            .entity_mut(camera.entity)
+            .insert(Hdr);
+    }
+    camera_setup(&mut headless.app.world_mut().entity_mut(camera.entity));
+    let image = headless
+        .render(std::slice::from_ref(&camera))
+        .unwrap()
+        .remove(0);
+    let stats = headless
+        .app
+        .world()
+        .resource::<bevy_splat::SplatStats>()
+        .get(camera.entity)
+        .expect("the camera's stats");
+    assert_eq!(stats.compute_composite, compute, "the composite that ran");
+    image
+}
+
+#[test]
+fn the_compute_composite_draws_what_the_fullscreen_pass_draws() {
+    let passthrough = |_: &mut EntityWorldMut| {};
+    // The default composite: over a copy of the scene, in sRGB values.
+    let linearize = |camera: &mut EntityWorldMut| {
+        camera.insert(bevy_splat::SplatComposite::Linearize);
+    };
+    let setups: [(&str, &dyn Fn(&mut EntityWorldMut)); 2] = [
+        ("passthrough", &passthrough),
+        ("over the scene", &linearize),
+    ];
+    for (what, setup) in setups {
+        let compute = composited(true, setup);
+        let fragment = composited(false, setup);
+        assert!(compute.rgb().iter().any(|&v| v > 0), "{what}: an image");
+        assert_same(&compute, &fragment, what);
+    }
+}

@@ -47,7 +47,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bevy::app::{App, AppExit, PluginGroup};
 use bevy::asset::{Assets, Handle};
-use bevy::camera::{Camera, Camera3d, ClearColorConfig, Projection, RenderTarget, Viewport};
+use bevy::camera::{
+    Camera, Camera3d, CameraMainTextureUsages, ClearColorConfig, Projection, RenderTarget, Viewport,
+};
 use bevy::color::Color;
 use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::ecs::entity::Entity;
@@ -305,6 +307,15 @@ impl Headless {
             image,
             size,
         }
+    }
+
+    /// Makes `camera` composite its splats in a compute pass: an HDR main texture
+    /// (`Rgba16Float`) that takes storage writes. Its image is the same.
+    pub fn composite_by_compute(&mut self, camera: &HeadlessCamera) {
+        self.app.world_mut().entity_mut(camera.entity).insert((
+            bevy::camera::Hdr,
+            CameraMainTextureUsages::default().with(TextureUsages::STORAGE_BINDING),
+        ));
     }
 
     /// Updates the app until every camera of `cameras` that draws splats has drawn a

@@ -15,13 +15,14 @@ use bevy::render::view::{ViewDepthTexture, ViewTarget};
 use wgpu::{CommandEncoder, ComputePass};
 
 use super::lighting::ViewLightPass;
+use super::passes::composite::ComputeComposite;
 use super::passes::preprocess::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
 use super::passes::tile_render::TileOutputs;
 use super::passes::{FullscreenPasses, SplatPipelines};
 use super::stage::SplatStage;
 use super::view::ViewBuffers;
-use super::view::frame::{BandFrame, SplatFrame};
+use super::view::frame::{BandFrame, CompositeDraw, SplatFrame};
 use super::view::lod::ViewLod;
 use super::view::picks::{PickTicket, ViewPicks};
 use super::view::splat_layer::{LayerOutputs, SceneCopy};
@@ -278,6 +279,9 @@ pub fn splat_pass(
     else {
         return;
     };
+    // The compute composite binds the main texture as it is when recorded.
+    let device = ctx.render_device().clone();
+    let device = device.wgpu_device();
     let diagnostics = ctx.diagnostic_recorder();
     let diagnostics = diagnostics.as_deref();
     let encoder = ctx.command_encoder();
@@ -304,20 +308,46 @@ pub fn splat_pass(
     if let Some(copy) = scene_copy {
         copy.copy_from(encoder, target.main_texture(), frame.viewport_origin);
     }
-    let color = [Some(target.get_color_attachment())];
-    viewport_pass(
-        encoder,
-        &diagnostics,
-        timestamps,
-        SplatStage::Composite,
-        (&color, None),
-        viewport,
-        |pass| {
-            fullscreen
-                .composite
-                .encode(pass, &frame.composite_pipeline, &frame.composite)
-        },
-    );
+    match (&frame.composite, scene_copy) {
+        (
+            CompositeDraw::Fragment {
+                pipeline,
+                bind_group,
+            },
+            _,
+        ) => {
+            let color = [Some(target.get_color_attachment())];
+            viewport_pass(
+                encoder,
+                &diagnostics,
+                timestamps,
+                SplatStage::Composite,
+                (&color, None),
+                viewport,
+                |pass| fullscreen.composite.encode(pass, pipeline, bind_group),
+            );
+        }
+        (CompositeDraw::Compute { pipeline, layout }, Some(copy)) => {
+            let layer = &buffers.layer;
+            let bind_group = ComputeComposite::bind_group(
+                device,
+                layout,
+                (&layer.view, &layer.composite_params, &copy.view),
+                target.main_texture_view(),
+            );
+            stage(
+                encoder,
+                &diagnostics,
+                timestamps,
+                SplatStage::Composite,
+                |pass| {
+                    ComputeComposite::encode(pass, pipeline, &bind_group, frame.viewport_size);
+                },
+            );
+        }
+        // Prepare makes the copy with the compute composite's frame.
+        (CompositeDraw::Compute { .. }, None) => {}
+    }
     if let Some((pipeline, group)) = &frame.depth_write {
         let depth = Some(depth.get_attachment(wgpu::StoreOp::Store));
         viewport_pass(

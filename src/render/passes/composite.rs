@@ -1,15 +1,25 @@
 //! composite: the premultiplied splat layer into the view's main texture.
 
-use wgpu::{BindGroup, Buffer, Device, RenderPass, RenderPipeline, TextureFormat};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use wgpu::{
+    BindGroup, BindGroupLayoutEntry, BindingType, Buffer, ComputePass, ComputePipeline, Device,
+    RenderPass, RenderPipeline, ShaderStages, StorageTextureAccess, TextureFormat, TextureUsages,
+    TextureViewDimension,
+};
 
 use bevy::ecs::component::Component;
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::reflect::prelude::*;
 
-use bevy::render::render_resource::PipelineCache;
+use bevy::render::render_resource::{
+    BindGroupLayoutDescriptor, CachedComputePipelineId, ComputePipelineDescriptor, PipelineCache,
+};
+use bevy::shader::ShaderDefVal;
 
 use super::builder::EntryShader;
-use super::common::ShaderChecks;
+use super::common::{ShaderChecks, bind_group, uniform};
 use super::fullscreen::FullscreenTexturePass;
 use super::library::wgsl_file;
 use crate::render::pipelines::CachedBuilder;
@@ -75,10 +85,144 @@ pub(crate) const SHADER: EntryShader = EntryShader {
 };
 
 /// The composite's two pipelines (premultiplied blending, and the blend over a copy of
-/// the scene), each built per (target format, sample count) met so far.
+/// the scene), each built per (target format, sample count) met so far, and their
+/// compute forms.
 pub struct CompositePass {
     premultiplied: FullscreenTexturePass,
     over_scene: FullscreenTexturePass,
+    compute: ComputeComposite,
+}
+
+/// The composite as a compute pass (`composite_compute`): for a single-sampled view
+/// whose main texture takes storage writes in one of [`ComputeComposite::FORMATS`] and
+/// can be copied, it reads the scene behind from the view's copy and writes each
+/// blended pixel itself, instead of drawing a fullscreen triangle. Built per (format,
+/// blend) met so far.
+pub struct ComputeComposite {
+    shader: bevy::asset::Handle<bevy::shader::Shader>,
+    defs: Vec<ShaderDefVal>,
+    pipelines: Mutex<HashMap<(TextureFormat, bool), CachedComputePipelineId>>,
+}
+
+impl ComputeComposite {
+    /// The main-texture formats it writes (WebGPU's write-only storage formats among
+    /// those Bevy's views use).
+    pub const FORMATS: [TextureFormat; 3] = [
+        TextureFormat::Rgba8Unorm,
+        TextureFormat::Rgba16Float,
+        TextureFormat::Rgba32Float,
+    ];
+
+    /// Whether a view's main texture of `format`, `usage` and `samples` is composited
+    /// in a compute pass.
+    pub fn serves(format: TextureFormat, usage: TextureUsages, samples: u32) -> bool {
+        samples == 1
+            && Self::FORMATS.contains(&format)
+            && usage.contains(TextureUsages::STORAGE_BINDING | TextureUsages::COPY_SRC)
+    }
+
+    fn layout(format: TextureFormat) -> BindGroupLayoutDescriptor {
+        let texture = |binding| BindGroupLayoutEntry {
+            binding,
+            visibility: ShaderStages::COMPUTE,
+            ty: BindingType::Texture {
+                sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                view_dimension: TextureViewDimension::D2,
+                multisampled: false,
+            },
+            count: None,
+        };
+        let target = BindGroupLayoutEntry {
+            binding: 3,
+            visibility: ShaderStages::COMPUTE,
+            ty: BindingType::StorageTexture {
+                access: StorageTextureAccess::WriteOnly,
+                format,
+                view_dimension: TextureViewDimension::D2,
+            },
+            count: None,
+        };
+        BindGroupLayoutDescriptor::new(
+            "splat composite (compute)",
+            &[texture(0), uniform(1, false), texture(2), target],
+        )
+    }
+
+    /// The pipeline for `format` (one of [`Self::FORMATS`]), blending over the scene
+    /// or premultiplied; queued the first time, `None` until compiled.
+    pub fn pipeline(
+        &self,
+        cache: &PipelineCache,
+        format: TextureFormat,
+        over_scene: bool,
+    ) -> Option<ComputePipeline> {
+        let id = *self
+            .pipelines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry((format, over_scene))
+            .or_insert_with(|| {
+                let mut defs = self.defs.clone();
+                let format_def = match format {
+                    TextureFormat::Rgba8Unorm => Some("TARGET_RGBA8UNORM"),
+                    TextureFormat::Rgba32Float => Some("TARGET_RGBA32FLOAT"),
+                    _ => None,
+                };
+                defs.extend(format_def.map(ShaderDefVal::from));
+                if over_scene {
+                    defs.push("OVER_SCENE".into());
+                }
+                cache.queue_compute_pipeline(ComputePipelineDescriptor {
+                    label: Some("splat composite (compute)".into()),
+                    layout: vec![Self::layout(format)],
+                    shader: self.shader.clone(),
+                    shader_defs: defs,
+                    entry_point: Some("composite_compute".into()),
+                    ..Default::default()
+                })
+            });
+        cache
+            .get_compute_pipeline(id)
+            .map(|pipeline| (**pipeline).clone())
+    }
+
+    /// The bind group layout of the pipeline for `format`.
+    pub fn layout_for(cache: &PipelineCache, format: TextureFormat) -> wgpu::BindGroupLayout {
+        (*cache.get_bind_group_layout(&Self::layout(format))).clone()
+    }
+
+    /// Binds the layer, the copy of the scene behind it and the view's main texture
+    /// (`layout`: [`Self::layout_for`] its format).
+    pub fn bind_group(
+        device: &Device,
+        layout: &wgpu::BindGroupLayout,
+        (splat_layer, params, scene): (&wgpu::TextureView, &Buffer, &wgpu::TextureView),
+        target: &wgpu::TextureView,
+    ) -> BindGroup {
+        bind_group(
+            device,
+            "splat composite (compute)",
+            layout,
+            &[
+                wgpu::BindingResource::TextureView(splat_layer),
+                params.as_entire_binding(),
+                wgpu::BindingResource::TextureView(scene),
+                wgpu::BindingResource::TextureView(target),
+            ],
+        )
+    }
+
+    /// One thread per pixel of a viewport of `size`.
+    pub fn encode(
+        pass: &mut ComputePass<'_>,
+        pipeline: &ComputePipeline,
+        bind_group: &BindGroup,
+        size: bevy::math::UVec2,
+    ) {
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(size.x.div_ceil(8), size.y.div_ceil(8), 1);
+    }
 }
 
 /// Composite parameters (`params` in WGSL).
@@ -119,7 +263,17 @@ impl CompositePass {
                 (SHADER, "composite_over_scene"),
                 true,
             ),
+            compute: ComputeComposite {
+                shader: builder.entry_shader(SHADER),
+                defs: builder.shader_defs(&[]),
+                pipelines: Mutex::default(),
+            },
         }
+    }
+
+    /// The compute form, for views it serves ([`ComputeComposite::serves`]).
+    pub fn compute(&self) -> &ComputeComposite {
+        &self.compute
     }
 
     /// `scene`: the copy of the view's colour, for `CompositeMode::OverScene`.

@@ -8,6 +8,11 @@
 // give linear(C) + (1 - A) b_linear, which brightens every half-transparent splat
 // over a lit background; so `composite_over_scene` reads the scene behind (a copy
 // of the view's colour) and writes linear(C + (1 - A) srgb(b)) itself.
+//
+// `composite_compute` does either in a compute pass, for a single-sampled view whose
+// main texture takes storage writes: it reads the scene behind from the copy and
+// writes the blended pixel itself. GPUs with little raster hardware (an H200) run the
+// fragment pass at a fraction of their memory rate.
 
 @group(0) @binding(0) var splat_layer: texture_2d<f32>;
 // viewport origin x, y; z: 1 to take the result to linear light; w: the levels per
@@ -16,6 +21,16 @@
 // Only `composite_over_scene` reads it: the view's colour under the viewport, copied
 // before this pass: linear light, or where `params.w` is set, the target's sRGB bytes.
 @group(0) @binding(2) var scene: texture_2d<f32>;
+// Only `composite_compute` writes it: the view's main texture, in its own format.
+#ifdef TARGET_RGBA8UNORM
+@group(0) @binding(3) var main_texture: texture_storage_2d<rgba8unorm, write>;
+#else
+#ifdef TARGET_RGBA32FLOAT
+@group(0) @binding(3) var main_texture: texture_storage_2d<rgba32float, write>;
+#else
+@group(0) @binding(3) var main_texture: texture_storage_2d<rgba16float, write>;
+#endif
+#endif
 
 fn srgb_to_linear(c: vec3<f32>) -> vec3<f32> {
     let low = c / 12.92;
@@ -70,6 +85,11 @@ fn composite_over_scene(@builtin(position) position: vec4<f32>) -> @location(0) 
         discard;
     }
     let behind = textureLoad(scene, vec2<u32>(position.xy) - params.xy, 0);
+    return over_scene(layer, behind);
+}
+
+// The layer over the scene behind, blended in sRGB values, in the target's terms.
+fn over_scene(layer: vec4<f32>, behind: vec4<f32>) -> vec4<f32> {
     // The copy of an sRGB-byte target holds its bytes as they are (`SceneCopy`).
     var behind_srgb = behind.rgb;
     if params.w == 0u {
@@ -77,4 +97,27 @@ fn composite_over_scene(@builtin(position) position: vec4<f32>) -> @location(0) 
     }
     let over = layer.rgb + (1.0 - layer.a) * behind_srgb;
     return vec4<f32>(to_target_linear(over), layer.a + (1.0 - layer.a) * behind.a);
+}
+
+// One thread per viewport pixel. OVER_SCENE: `composite_over_scene`'s blend; else
+// the premultiplied blend the hardware does for `composite_premultiplied` (never with
+// `params.z`: a view whose colour cannot be copied has no compute composite).
+@compute @workgroup_size(8, 8)
+fn composite_compute(@builtin(global_invocation_id) id: vec3<u32>) {
+    let size = min(textureDimensions(splat_layer), textureDimensions(scene));
+    if any(id.xy >= size) {
+        return;
+    }
+    let layer = textureLoad(splat_layer, id.xy, 0);
+    // Pixels the splats do not reach keep what the scene wrote.
+    if !(layer.a > 0.0) {
+        return;
+    }
+    let behind = textureLoad(scene, id.xy, 0);
+#ifdef OVER_SCENE
+    let blended = over_scene(layer, behind);
+#else
+    let blended = layer + (1.0 - layer.a) * behind;
+#endif
+    textureStore(main_texture, id.xy + params.xy, blended);
 }

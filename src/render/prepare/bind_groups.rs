@@ -17,12 +17,12 @@ use super::draw_plan::ViewDraw;
 use crate::render::gpu_cloud::GpuSplats;
 use crate::render::lod_trees::GpuLodTrees;
 use crate::render::memory::SplatMemory;
-use crate::render::passes::composite::{CompositeMode, SplatComposite};
+use crate::render::passes::composite::{CompositeMode, ComputeComposite, SplatComposite};
 use crate::render::passes::depth_write::SplatDepth;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::view::ViewBuffers;
 use crate::render::view::dispatch::Dispatch;
-use crate::render::view::frame::{BandFrame, SplatFrame, band_frame};
+use crate::render::view::frame::{BandFrame, CompositeDraw, SplatFrame, band_frame};
 use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::ViewPicks;
 use crate::render::view::splat_layer::SceneCopy;
@@ -97,12 +97,23 @@ pub fn prepare_splat_bind_groups(
             );
         }
         let format = target.main_texture_format();
+        let usage = target.main_texture().usage();
+        let compute = ComputeComposite::serves(format, usage, msaa.samples());
         // A view draws its splats once its composite (and depth write) pipelines for
         // this target are compiled; until then it draws none.
-        let composite_pipeline =
-            fullscreen
+        let composite_pipeline = if compute {
+            let over_scene = mode == CompositeMode::OverScene;
+            let pipeline = fullscreen
+                .composite
+                .compute()
+                .pipeline(&cache, format, over_scene);
+            pipeline.map(Either::Compute)
+        } else {
+            let pipeline = fullscreen
                 .composite
                 .pipeline(&cache, mode, format, msaa.samples());
+            pipeline.map(Either::Fragment)
+        };
         let depth_write_pipeline = writes_depth.then(|| {
             fullscreen
                 .depth_write
@@ -132,7 +143,8 @@ pub fn prepare_splat_bind_groups(
 
         // The copy of the scene is kept while it fits, made when it does not, and
         // dropped when the composite no longer reads one.
-        let made_copy = match (mode.reads_scene(), scene_copy) {
+        let reads_scene = mode.reads_scene() || compute;
+        let made_copy = match (reads_scene, scene_copy) {
             (true, Some(copy)) if copy.fits(format, size) => None,
             (true, _) => Some(SceneCopy::new(device, &memory, format, size)),
             (false, Some(_)) => {
@@ -143,9 +155,7 @@ pub fn prepare_splat_bind_groups(
         };
         let copy_view = match &made_copy {
             Some(made) => Some(&made.view),
-            None => scene_copy
-                .filter(|_| mode.reads_scene())
-                .map(|copy| &copy.view),
+            None => scene_copy.filter(|_| reads_scene).map(|copy| &copy.view),
         };
         buffers.layer.write_params(
             &queue,
@@ -158,13 +168,21 @@ pub fn prepare_splat_bind_groups(
             multisampled_depth,
             viewport_origin: origin,
             viewport_size: size,
-            composite_pipeline,
-            composite: fullscreen.composite.bind_group(
-                device,
-                &buffers.layer.view,
-                &buffers.layer.composite_params,
-                copy_view,
-            ),
+            composite: match composite_pipeline {
+                Either::Fragment(pipeline) => CompositeDraw::Fragment {
+                    pipeline,
+                    bind_group: fullscreen.composite.bind_group(
+                        device,
+                        &buffers.layer.view,
+                        &buffers.layer.composite_params,
+                        copy_view,
+                    ),
+                },
+                Either::Compute(pipeline) => CompositeDraw::Compute {
+                    pipeline,
+                    layout: ComputeComposite::layout_for(&cache, format),
+                },
+            },
             depth_write: depth_write_pipeline.flatten().map(|pipeline| {
                 (
                     pipeline,
@@ -186,6 +204,7 @@ pub fn prepare_splat_bind_groups(
         stats.update(main_entity.id(), |s| {
             s.frames += 1;
             s.cpu_prepare_ns = prepare_ns;
+            s.compute_composite = compute;
             // A camera that stopped timing its passes reports no stale times.
             if !timed {
                 s.gpu_pass_ns = None;
@@ -239,6 +258,12 @@ pub fn bind_bands(
         .collect()
 }
 
+/// A composite pipeline of either kind, before its frame is bound.
+enum Either {
+    Fragment(wgpu::RenderPipeline),
+    Compute(wgpu::ComputePipeline),
+}
+
 /// How `target`'s composite blends (a camera's `SplatComposite`, what its target
 /// stores and whether it can be copied).
 fn composite_mode(target: &ViewTarget, composite: Option<&SplatComposite>) -> CompositeMode {
@@ -271,9 +296,18 @@ pub fn queue_fullscreen_pipelines(
     for (target, msaa, composite, writes_depth) in &views {
         let mode = composite_mode(target, composite);
         let format = target.main_texture_format();
-        let _ = fullscreen
-            .composite
-            .pipeline(&cache, mode, format, msaa.samples());
+        let usage = target.main_texture().usage();
+        if ComputeComposite::serves(format, usage, msaa.samples()) {
+            let over_scene = mode == CompositeMode::OverScene;
+            let _ = fullscreen
+                .composite
+                .compute()
+                .pipeline(&cache, format, over_scene);
+        } else {
+            let _ = fullscreen
+                .composite
+                .pipeline(&cache, mode, format, msaa.samples());
+        }
         if writes_depth {
             let _ = fullscreen
                 .depth_write

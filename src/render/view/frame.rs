@@ -1,7 +1,7 @@
 //! Everything one frame of one view binds: built in prepare, recorded by the node.
 
 use bevy::math::UVec2;
-use wgpu::{BindGroup, Device, RenderPipeline, TextureView};
+use wgpu::{BindGroup, BindGroupLayout, ComputePipeline, Device, RenderPipeline, TextureView};
 
 use super::band_buffers::BandBuffers;
 use super::buffer_plan::{Role, Step};
@@ -20,12 +20,27 @@ pub struct SplatFrame {
     pub multisampled_depth: bool,
     pub viewport_origin: UVec2,
     pub viewport_size: UVec2,
-    pub composite_pipeline: RenderPipeline,
-    pub composite: BindGroup,
+    pub composite: CompositeDraw,
     /// For a camera with `SplatDepth`: the depth write's pipeline and bind group.
     pub depth_write: Option<(RenderPipeline, BindGroup)>,
     /// For a camera with pointers over it: what the picks of this frame answer.
     pub pick: Option<PickTicket>,
+}
+
+/// How a view's layer is composited into its main texture.
+pub enum CompositeDraw {
+    /// A fullscreen triangle blended (or written) into the main texture.
+    Fragment {
+        pipeline: RenderPipeline,
+        bind_group: BindGroup,
+    },
+    /// A compute pass that reads the layer and the copy of the scene and writes the
+    /// main texture (`ComputeComposite`); its bind group is made when it is recorded,
+    /// with the main texture the view has then.
+    Compute {
+        pipeline: ComputePipeline,
+        layout: BindGroupLayout,
+    },
 }
 
 /// The bind groups of one band's passes.

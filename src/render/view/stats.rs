@@ -48,6 +48,11 @@ pub struct SplatViewStats {
     pub cpu_record_ns: u64,
     /// For a camera with [`SplatLod`](crate::SplatLod): the cut it drew this frame.
     pub lod: Option<SplatLodStats>,
+    /// The latest frame composited its layer in a compute pass: a single-sampled main
+    /// texture that takes storage writes (`CameraMainTextureUsages` with
+    /// `STORAGE_BINDING`) in `Rgba8Unorm`, `Rgba16Float` or `Rgba32Float`. Otherwise a
+    /// fullscreen pass blends it.
+    pub compute_composite: bool,
 }
 
 /// A camera's level-of-detail cut: `visible_splats` is what it drew.
