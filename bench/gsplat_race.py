@@ -26,7 +26,8 @@ from gsplat import rasterization
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # read_ply and bevy_looking_at stay importable from here (gsplat_reference.py uses read_ply).
 from race_scene import (  # noqa: E402, F401
-    bevy_looking_at, grid_tensors, intrinsics, load_splats, read_ply, scene_name, write_image,
+    bevy_looking_at, cuda_event_times, grid_tensors, intrinsics, load_splats, read_ply, scene_name,
+    write_image,
 )
 
 
@@ -69,15 +70,7 @@ def main():
         radii = meta.get("radii")
         visible = int((radii > 0).reshape(radii.shape[0], radii.shape[1], -1).all(-1).sum()) \
             if radii is not None else None
-        times = []
-        for _ in range(args.runs):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            render()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
+        times = cuda_event_times(render, args.runs)
         median = float(np.median(times))
         name = scene_name(k, degree)
         print(f"{name}: {t_means.shape[0]} splats, gsplat median {median:.3f} ms "

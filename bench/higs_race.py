@@ -51,7 +51,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from race_scene import grid_tensors, intrinsics, load_splats, scene_name, write_image  # noqa: E402
+from race_scene import (  # noqa: E402
+    cuda_event_times, grid_tensors, intrinsics, load_splats, scene_name, write_image,
+)
 
 RENDER_DIR = "experimental/render/kernels/cuda"
 HIGS_DIR = RENDER_DIR + "/csrc/gaussian_inference"
@@ -256,15 +258,7 @@ def main():
             for _ in range(args.warmup):
                 render()
             torch.cuda.synchronize()
-            times = []
-            for _ in range(args.runs):
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                start.record()
-                render()
-                end.record()
-                torch.cuda.synchronize()
-                times.append(start.elapsed_time(end))
+            times = cuda_event_times(render, args.runs)
             frame = render().frame  # [1, H, W, 4] half: R, G, B, transmittance
             torch.cuda.synchronize()
 

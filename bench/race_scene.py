@@ -156,3 +156,20 @@ def write_image(stem, rgb, fmt="ppm"):
             f.write(b"P6 %d %d 255\n" % (width, height))
             f.write(np.ascontiguousarray(rgb).tobytes())
     return path
+
+
+def cuda_event_times(render, runs):
+    """Milliseconds of each of `runs` calls of `render`, each between two CUDA events
+    and synchronised after (the caller warms up first)."""
+    import torch
+
+    times = []
+    for _ in range(runs):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        render()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return times

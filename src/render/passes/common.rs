@@ -66,6 +66,20 @@ pub fn uniform(binding: u32, dynamic: bool) -> BindGroupLayoutEntry {
     }
 }
 
+/// A compute binding of a 2-D storage texture of `format` that the pass only writes.
+pub fn write_only_texture(binding: u32, format: wgpu::TextureFormat) -> BindGroupLayoutEntry {
+    BindGroupLayoutEntry {
+        binding,
+        visibility: ShaderStages::COMPUTE,
+        ty: BindingType::StorageTexture {
+            access: wgpu::StorageTextureAccess::WriteOnly,
+            format,
+            view_dimension: wgpu::TextureViewDimension::D2,
+        },
+        count: None,
+    }
+}
+
 /// A bind group whose entries are `resources` at bindings 0, 1, 2, ...
 pub fn bind_group(
     device: &Device,

@@ -5,8 +5,7 @@ use std::sync::{Mutex, PoisonError};
 
 use wgpu::{
     BindGroup, BindGroupLayoutEntry, BindingType, Buffer, ComputePass, ComputePipeline, Device,
-    RenderPass, RenderPipeline, ShaderStages, StorageTextureAccess, TextureFormat, TextureUsages,
-    TextureViewDimension,
+    RenderPass, RenderPipeline, ShaderStages, TextureFormat, TextureUsages, TextureViewDimension,
 };
 
 use bevy::ecs::component::Component;
@@ -19,7 +18,7 @@ use bevy::render::render_resource::{
 use bevy::shader::ShaderDefVal;
 
 use super::builder::EntryShader;
-use super::common::{ShaderChecks, bind_group, uniform};
+use super::common::{ShaderChecks, bind_group, uniform, write_only_texture};
 use super::fullscreen::FullscreenTexturePass;
 use super::library::wgsl_file;
 use crate::render::pipelines::CachedBuilder;
@@ -132,19 +131,14 @@ impl ComputeComposite {
             },
             count: None,
         };
-        let target = BindGroupLayoutEntry {
-            binding: 3,
-            visibility: ShaderStages::COMPUTE,
-            ty: BindingType::StorageTexture {
-                access: StorageTextureAccess::WriteOnly,
-                format,
-                view_dimension: TextureViewDimension::D2,
-            },
-            count: None,
-        };
         BindGroupLayoutDescriptor::new(
             "splat composite (compute)",
-            &[texture(0), uniform(1, false), texture(2), target],
+            &[
+                texture(0),
+                uniform(1, false),
+                texture(2),
+                write_only_texture(3, format),
+            ],
         )
     }
 

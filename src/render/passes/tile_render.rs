@@ -3,14 +3,12 @@
 //! scene's depth.
 
 use bevy::math::UVec2;
-use wgpu::{
-    BindGroup, BindingType, Buffer, ComputePass, Device, ShaderStages, StorageTextureAccess,
-    TextureFormat, TextureView, TextureViewDimension,
-};
+use wgpu::{BindGroup, Buffer, ComputePass, Device, TextureFormat, TextureView};
 
 use super::builder::{EntryShader, PipelineBuilder};
 use super::common::{
     FlagVariant, SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform,
+    write_only_texture,
 };
 use super::library::wgsl_file;
 use super::tile_split::TileLists;
@@ -88,24 +86,14 @@ pub struct TileRenderPass {
 
 impl TileRenderPass {
     pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
-        let write_only = |binding, format| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: ShaderStages::COMPUTE,
-            ty: BindingType::StorageTexture {
-                access: StorageTextureAccess::WriteOnly,
-                format,
-                view_dimension: TextureViewDimension::D2,
-            },
-            count: None,
-        };
         let entries = [
             uniform(0, false),
             storage(1, true),
             storage(2, true),
             storage(3, true),
             storage(6, true),
-            write_only(5, SPLAT_LAYER_FORMAT),
-            write_only(7, MEDIAN_DEPTH_FORMAT),
+            write_only_texture(5, SPLAT_LAYER_FORMAT),
+            write_only_texture(7, MEDIAN_DEPTH_FORMAT),
             storage(8, true),
             storage(9, true),
             storage(10, true),
