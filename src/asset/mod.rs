@@ -15,7 +15,7 @@ mod loader;
 mod scene;
 mod splats;
 #[cfg(feature = "rad")]
-mod stream;
+pub(crate) mod stream;
 #[cfg(feature = "rad")]
 mod stream_load;
 

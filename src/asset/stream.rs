@@ -27,3 +27,11 @@ impl std::fmt::Debug for SplatStreamSource {
             .finish_non_exhaustive()
     }
 }
+
+/// Bytes `offset..offset + len` of a whole file read where its source could not seek;
+/// `None` where the range passes the file's end (or any bound overflows).
+pub fn byte_range(bytes: &[u8], offset: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    bytes.get(start..end)
+}

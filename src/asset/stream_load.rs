@@ -9,7 +9,7 @@ use bevy::tasks::futures_lite::{AsyncReadExt, AsyncSeekExt};
 use super::beside::BesideError;
 use super::formats::rad::{self, RadError, RadStreamIndex};
 use super::splats::GaussianSplats;
-use super::stream::SplatStreamSource;
+use super::stream::{SplatStreamSource, byte_range};
 
 /// Why a stream's head did not load (the loader names it as it names any failure).
 #[derive(Debug)]
@@ -98,9 +98,7 @@ pub(crate) async fn load_stream_head(
 
 /// `bytes[offset..offset + len]`, or an error saying the file ends first.
 fn slice_of(bytes: &[u8], offset: u64, len: u64) -> Result<Vec<u8>, HeadError> {
-    offset
-        .checked_add(len)
-        .and_then(|end| bytes.get(usize::try_from(offset).ok()?..usize::try_from(end).ok()?))
+    byte_range(bytes, offset, len)
         .map(<[u8]>::to_vec)
         .ok_or_else(|| {
             HeadError::Io(std::io::Error::new(

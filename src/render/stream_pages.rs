@@ -32,7 +32,9 @@ pub struct GpuPage {
     pub splats: Option<GpuSplats>,
     /// Per chunk of its splats, those nodes' records.
     pub records: Vec<wgpu::Buffer>,
-    /// The main world's records these were written from.
+    /// The main world's records these were written from (compared when pages are
+    /// prepared, which only the `rad` feature's streams do).
+    #[cfg_attr(not(feature = "rad"), allow(dead_code))]
     written: Arc<Vec<[f32; 4]>>,
     _bytes: GpuBytes,
 }

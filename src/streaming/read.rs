@@ -9,6 +9,7 @@ use bevy::tasks::futures_lite::{AsyncReadExt, AsyncSeekExt};
 
 use crate::asset::SplatStreamSource;
 use crate::asset::formats::rad::RadChunk;
+use crate::asset::stream::byte_range;
 
 /// Reads and decodes chunk `chunk` of `source`; the error names the file and why.
 pub(super) async fn fetch_chunk(
@@ -69,9 +70,7 @@ async fn read_range(
                 .read_to_end(&mut all)
                 .await
                 .map_err(|e| e.to_string())?;
-            usize::try_from(offset)
-                .ok()
-                .and_then(|start| all.get(start..start.checked_add(len)?))
+            byte_range(&all, offset, len as u64)
                 .map(<[u8]>::to_vec)
                 .ok_or_else(|| format!("bytes {offset}..+{len} lie past its end ({})", all.len()))
         }
