@@ -345,8 +345,18 @@ pub fn splat_pass(
                 },
             );
         }
-        // Prepare makes the copy with the compute composite's frame.
-        (CompositeDraw::Compute { .. }, None) => {}
+        // Prepare makes the copy with the compute composite's frame; were it missing,
+        // the stage still runs (empty), so that its timestamps are written before
+        // they are resolved.
+        (CompositeDraw::Compute { .. }, None) => {
+            stage(
+                encoder,
+                &diagnostics,
+                timestamps,
+                SplatStage::Composite,
+                |_| {},
+            );
+        }
     }
     if let Some((pipeline, group)) = &frame.depth_write {
         let depth = Some(depth.get_attachment(wgpu::StoreOp::Store));
