@@ -25,7 +25,7 @@ use super::view::ViewBuffers;
 use super::view::frame::{BandFrame, CompositeDraw, SplatFrame};
 use super::view::lod::ViewLod;
 use super::view::picks::{PickTicket, ViewPicks};
-use super::view::splat_layer::{LayerOutputs, SceneCopy};
+use super::view::splat_layer::SceneCopy;
 use super::view::stats::SplatStats;
 use super::view::timestamps::{PassTimestamps, SplatPassTimes};
 
@@ -83,8 +83,6 @@ pub(crate) struct Raster<'a> {
     pub bands: &'a [BandFrame],
     pub buffers: &'a ViewBuffers,
     pub multisampled_depth: bool,
-    /// What the tile render draws: colour, median depth or both.
-    pub outputs: LayerOutputs,
     pub picks: Option<(&'a PickTicket, &'a ViewPicks)>,
     pub lod: Option<&'a ViewLod>,
     /// The light pass, for a camera whose clouds receive light.
@@ -101,6 +99,8 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     pipelines: &SplatPipelines,
     raster: &Raster<'_>,
 ) {
+    // What the tile render draws: colour, median depth or both (the layer's).
+    let outputs = raster.buffers.layer.outputs;
     let bands = || raster.bands.iter().zip(&raster.buffers.bands);
     let picks = raster.picks;
     // Bands have buffers of their own, so each stage records every band in one pass.
@@ -224,7 +224,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                     &band.tile_render,
                     (
                         raster.multisampled_depth,
-                        TileOutputs::of(raster.outputs.colour, raster.outputs.median_depth),
+                        TileOutputs::of(outputs.colour, outputs.median_depth),
                     ),
                     (band.tiles.x, band.tiles.y),
                 );
@@ -294,7 +294,6 @@ pub fn splat_pass(
         bands: &frame.bands,
         buffers,
         multisampled_depth: frame.multisampled_depth,
-        outputs: buffers.layer.outputs,
         picks,
         lod,
         light,

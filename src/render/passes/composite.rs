@@ -219,6 +219,12 @@ impl ComputeComposite {
     }
 }
 
+/// A view's composite pipeline, of either form.
+pub enum CompositePipeline {
+    Fragment(RenderPipeline),
+    Compute(ComputePipeline),
+}
+
 /// Composite parameters (`params` in WGSL).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -265,9 +271,23 @@ impl CompositePass {
         }
     }
 
-    /// The compute form, for views it serves ([`ComputeComposite::serves`]).
-    pub fn compute(&self) -> &ComputeComposite {
-        &self.compute
+    /// The pipeline a view's composite runs: the compute form where it serves the
+    /// view's main texture (`format`, `usage`, `samples`), else the fullscreen pass for
+    /// `mode`; queued the first time, `None` until compiled.
+    pub fn pipeline_for_view(
+        &self,
+        cache: &PipelineCache,
+        mode: CompositeMode,
+        (format, usage, samples): (TextureFormat, TextureUsages, u32),
+    ) -> Option<CompositePipeline> {
+        if ComputeComposite::serves(format, usage, samples) {
+            let over_scene = mode == CompositeMode::OverScene;
+            let pipeline = self.compute.pipeline(cache, format, over_scene)?;
+            Some(CompositePipeline::Compute(pipeline))
+        } else {
+            let pipeline = self.pipeline(cache, mode, format, samples)?;
+            Some(CompositePipeline::Fragment(pipeline))
+        }
     }
 
     /// `scene`: the copy of the view's colour, for `CompositeMode::OverScene`.

@@ -17,7 +17,9 @@ use super::draw_plan::ViewDraw;
 use crate::render::gpu_cloud::GpuSplats;
 use crate::render::lod_trees::GpuLodTrees;
 use crate::render::memory::SplatMemory;
-use crate::render::passes::composite::{CompositeMode, ComputeComposite, SplatComposite};
+use crate::render::passes::composite::{
+    CompositeMode, CompositePipeline, ComputeComposite, SplatComposite,
+};
 use crate::render::passes::depth_write::SplatDepth;
 use crate::render::passes::{FullscreenPasses, SplatPipelines};
 use crate::render::view::ViewBuffers;
@@ -101,19 +103,10 @@ pub fn prepare_splat_bind_groups(
         let compute = ComputeComposite::serves(format, usage, msaa.samples());
         // A view draws its splats once its composite (and depth write) pipelines for
         // this target are compiled; until then it draws none.
-        let composite_pipeline = if compute {
-            let over_scene = mode == CompositeMode::OverScene;
-            let pipeline = fullscreen
+        let composite_pipeline =
+            fullscreen
                 .composite
-                .compute()
-                .pipeline(&cache, format, over_scene);
-            pipeline.map(Either::Compute)
-        } else {
-            let pipeline = fullscreen
-                .composite
-                .pipeline(&cache, mode, format, msaa.samples());
-            pipeline.map(Either::Fragment)
-        };
+                .pipeline_for_view(&cache, mode, (format, usage, msaa.samples()));
         let depth_write_pipeline = writes_depth.then(|| {
             fullscreen
                 .depth_write
@@ -169,7 +162,7 @@ pub fn prepare_splat_bind_groups(
             viewport_origin: origin,
             viewport_size: size,
             composite: match composite_pipeline {
-                Either::Fragment(pipeline) => CompositeDraw::Fragment {
+                CompositePipeline::Fragment(pipeline) => CompositeDraw::Fragment {
                     pipeline,
                     bind_group: fullscreen.composite.bind_group(
                         device,
@@ -178,7 +171,7 @@ pub fn prepare_splat_bind_groups(
                         copy_view,
                     ),
                 },
-                Either::Compute(pipeline) => CompositeDraw::Compute {
+                CompositePipeline::Compute(pipeline) => CompositeDraw::Compute {
                     pipeline,
                     layout: ComputeComposite::layout_for(&cache, format),
                 },
@@ -258,12 +251,6 @@ pub fn bind_bands(
         .collect()
 }
 
-/// A composite pipeline of either kind, before its frame is bound.
-enum Either {
-    Fragment(wgpu::RenderPipeline),
-    Compute(wgpu::ComputePipeline),
-}
-
 /// How `target`'s composite blends (a camera's `SplatComposite`, what its target
 /// stores and whether it can be copied).
 fn composite_mode(target: &ViewTarget, composite: Option<&SplatComposite>) -> CompositeMode {
@@ -297,17 +284,10 @@ pub fn queue_fullscreen_pipelines(
         let mode = composite_mode(target, composite);
         let format = target.main_texture_format();
         let usage = target.main_texture().usage();
-        if ComputeComposite::serves(format, usage, msaa.samples()) {
-            let over_scene = mode == CompositeMode::OverScene;
-            let _ = fullscreen
+        let _ =
+            fullscreen
                 .composite
-                .compute()
-                .pipeline(&cache, format, over_scene);
-        } else {
-            let _ = fullscreen
-                .composite
-                .pipeline(&cache, mode, format, msaa.samples());
-        }
+                .pipeline_for_view(&cache, mode, (format, usage, msaa.samples()));
         if writes_depth {
             let _ = fullscreen
                 .depth_write

@@ -93,7 +93,6 @@ fn record(
             bands: &frame.bands,
             buffers,
             multisampled_depth: false,
-            outputs: buffers.layer.outputs,
             picks: None,
             lod: *lod,
             light: None,
