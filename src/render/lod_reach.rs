@@ -9,8 +9,9 @@
 //! the dispatch. The bound is per block of [`REACH_BLOCK`] nodes: the largest parent
 //! radius and a sphere around the parents' centres, from which the nearest any parent
 //! can be to a camera (perspective) or its scale (orthographic) bounds every parent's
-//! size. Interior nodes are stored level by level, finest first, so their blocks fall
-//! off in one run; a leaf chunk (the asset's order) goes whole or not at all.
+//! size. A block is only as small as its largest parent: a few large splats among a
+//! block's 4,096 keep it (on the angel, leaf parents reach 2.5 units), so blocks fall
+//! away only for clouds far below the floor.
 //!
 //! The floor, not the frame's threshold, decides: the feedback histograms then still
 //! count every node any threshold the controller may pick would draw, so the budget's
