@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::gpu_cloud::{GpuChunk, GpuSplats};
 use super::memory::GpuBytes;
+use super::passes::preprocess::LOD_PAGE_RECORD_BYTES;
 #[cfg(feature = "rad")]
 use {
     super::limits::SplatGpuLimits,
@@ -54,8 +55,9 @@ impl GpuPage {
         let splats = self.splats(asset);
         let chunk = splats.chunks.get(part)?;
         let records = self.records.get(part)?;
-        // Three vec4 per node, or the page is not drawn.
-        (records.size() >= u64::from(chunk.count) * 48).then_some((splats, chunk, records))
+        // Every node's records, or the page is not drawn.
+        let whole = records.size() >= u64::from(chunk.count) * LOD_PAGE_RECORD_BYTES;
+        whole.then_some((splats, chunk, records))
     }
 }
 

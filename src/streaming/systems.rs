@@ -21,10 +21,8 @@ use crate::asset::{GaussianSplats, SplatGeometry, SplatStorage, SplatStreamSourc
 use crate::cloud::GaussianCloud;
 use crate::lod::SplatLod;
 use crate::render::gpu_cloud::chunk_bytes;
+use crate::render::passes::preprocess::LOD_PAGE_RECORD_BYTES;
 use crate::render::view::stats::SplatStats;
-
-/// GPU bytes of one node's record (its sphere, its parent's, its fade).
-const RECORD_BYTES: u64 = 48;
 
 /// A resident chunk, as the render world uploads it.
 #[derive(Clone, Debug)]
@@ -57,7 +55,7 @@ impl Stream {
     fn chunk_bytes(&self, chunk: usize) -> u64 {
         let nodes = self.table.chunk_len(chunk) as usize;
         let (geometry, sh) = chunk_bytes(nodes, self.sh_stride, self.storage);
-        (geometry + sh) as u64 + nodes as u64 * RECORD_BYTES
+        (geometry + sh) as u64 + nodes as u64 * LOD_PAGE_RECORD_BYTES
     }
 
     fn resident_bytes(&self) -> u64 {

@@ -128,6 +128,8 @@ pub const LOD_INTERIOR_RECORDS: u32 = 2;
 /// A streamed page's records (`streaming/table.rs`): as interior nodes', then a third
 /// vec4 per node, its fade (`x` scales its children's share, `y` its own weight).
 pub const LOD_PAGE_RECORDS: u32 = 3;
+/// GPU bytes of one streamed node's records (`LOD_PAGE_RECORDS` vec4s).
+pub const LOD_PAGE_RECORD_BYTES: u64 = LOD_PAGE_RECORDS as u64 * 16;
 
 /// Bytes of one projected splat (`ProjectedSplat` in `common.wgsl`).
 pub const PROJECTED_SPLAT_BYTES: u64 = 32;
