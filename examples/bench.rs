@@ -71,7 +71,9 @@ use bevy::winit::WinitPlugin;
 use bevy_splat::asset::DecodedSplats;
 use bevy_splat::cameras::InriaCamera;
 use bevy_splat::headless::{Headless, HeadlessCamera, quiet_log, storage_binding_limit};
-use bevy_splat::render::{DIAGNOSTIC_SPAN, PASS_NAMES as STAGES, SHADOW_DIAGNOSTIC_SPAN};
+use bevy_splat::render::{
+    DIAGNOSTIC_SPAN, PASS_NAMES as STAGES, SHADOW_DIAGNOSTIC_SPAN, TILE_SIZE,
+};
 use bevy_splat::{GaussianSplats, SplatMemory, SplatStats, SplatStorage};
 
 struct Args {
@@ -101,7 +103,7 @@ struct Args {
     /// Draw as a window shows it (`--display`): an sRGB target and the default
     /// composite over the scene, instead of `Passthrough` into `Rgba8Unorm`.
     display: bool,
-    /// An HDR main texture (`--hdr`), composited by the fullscreen pass; with
+    /// An HDR main texture (`--hdr`), composited by the fragment pass; with
     /// `--compute-composite` it takes storage writes and a compute pass composites.
     hdr: bool,
     compute_composite: bool,
@@ -797,9 +799,11 @@ fn run() -> Result<(), String> {
         total_splats, size.x, size.y
     );
     println!(
-        "visible splats: {}, tile pairs: {}, bands: {}{}",
+        "visible splats: {}, tile pairs: {}, tiles drawn: {} of {}, bands: {}{}",
         stats.visible_splats,
         stats.tile_pairs,
+        stats.tiles_drawn,
+        size.x.div_ceil(TILE_SIZE) * size.y.div_ceil(TILE_SIZE),
         stats.bands,
         if stats.complete() {
             ""
@@ -880,6 +884,7 @@ fn run() -> Result<(), String> {
                 "leaves_in_view": lod.leaves_in_view, "nodes_weighed": lod.nodes_weighed,
             })),
             "tile_pairs": stats.tile_pairs,
+            "tiles_drawn": stats.tiles_drawn,
             "bands": stats.bands,
             "complete": stats.complete(),
             "gpu_bytes": memory,

@@ -424,7 +424,7 @@ fn hdr_cameras_render_the_same_layer() {
 }
 
 /// The angel half in front of a cube, through `camera_setup`, composited by a
-/// compute pass (an HDR main texture that takes storage writes) or by the fullscreen
+/// compute pass (an HDR main texture that takes storage writes) or by the fragment
 /// pass (the same HDR camera without them).
 fn composited(compute: bool, camera_setup: impl Fn(&mut EntityWorldMut)) -> Rgba8 {
     let mut headless = Headless::new(common::headless_plugins());
@@ -462,7 +462,7 @@ fn composited(compute: bool, camera_setup: impl Fn(&mut EntityWorldMut)) -> Rgba
 }
 
 #[test]
-fn the_compute_composite_draws_what_the_fullscreen_pass_draws() {
+fn the_compute_composite_draws_what_the_fragment_pass_draws() {
     let passthrough = |_: &mut EntityWorldMut| {};
     // The default composite: over a copy of the scene, in sRGB values.
     let linearize = |camera: &mut EntityWorldMut| {
@@ -478,4 +478,91 @@ fn the_compute_composite_draws_what_the_fullscreen_pass_draws() {
         assert!(compute.rgb().iter().any(|&v| v > 0), "{what}: an image");
         assert_same(&compute, &fragment, what);
     }
+}
+
+/// The tile render, the composite and the depth write run over the tiles some splat
+/// reaches: every tile where the CPU reference draws a pixel is among them, and none
+/// lies further than one tile from such a tile (a splat's α ≥ 1/255 ellipse can enter
+/// a tile without covering any of its pixel centres). The angel far away fills a few
+/// of the 12 × 8 tiles; the image is the reference's either way.
+#[test]
+fn only_the_tiles_the_splats_reach_are_drawn() {
+    let tile = bevy_splat::render::TILE_SIZE;
+    let pose = Transform::from_xyz(1.2, 0.9, 7.0).looking_at(Vec3::new(0.0, 0.1, 0.0), Vec3::Y);
+    let mut headless = Headless::new(common::headless_plugins());
+    let splats = angel();
+    let cpu_layer = rasterize(
+        &[CpuCloud {
+            geometry: splats.geometry(),
+            sh: splats.sh(),
+            sh_degree: splats.sh_degree(),
+            world_from_cloud: DMat4::IDENTITY,
+        }],
+        &PinholeCamera::from_bevy(&pose, FOV_Y, SIZE.x, SIZE.y, 0.01),
+    );
+    let a = headless.add_splats(splats);
+    headless.spawn_cloud(a, Transform::IDENTITY);
+    let camera = headless.spawn_camera(pose, projection(SIZE), SIZE, None);
+    headless.app.world_mut().entity_mut(camera.entity).insert((
+        bevy_splat::SplatComposite::Passthrough,
+        bevy_splat::SplatDepth,
+    ));
+    let image = headless
+        .render(std::slice::from_ref(&camera))
+        .unwrap()
+        .remove(0);
+    let stats = headless
+        .app
+        .world()
+        .resource::<bevy_splat::SplatStats>()
+        .get(camera.entity)
+        .expect("the camera's stats");
+
+    let tiles = SIZE / tile;
+    let reached: Vec<bool> = (0..tiles.y)
+        .flat_map(|ty| (0..tiles.x).map(move |tx| (tx, ty)))
+        .map(|(tx, ty)| {
+            (0..tile * tile).any(|i| {
+                let (x, y) = (tx * tile + i % tile, ty * tile + i / tile);
+                cpu_layer[(y * SIZE.x + x) as usize][3] > 0.0
+            })
+        })
+        .collect();
+    let at_least = reached.iter().filter(|&&r| r).count() as u32;
+    let near_reached = |tx: i32, ty: i32| {
+        (-1..=1).any(|dy| {
+            (-1..=1).any(|dx| {
+                let (x, y) = (tx + dx, ty + dy);
+                x >= 0
+                    && y >= 0
+                    && x < tiles.x as i32
+                    && y < tiles.y as i32
+                    && reached[(y as u32 * tiles.x + x as u32) as usize]
+            })
+        })
+    };
+    let at_most = (0..tiles.y as i32)
+        .flat_map(|ty| (0..tiles.x as i32).map(move |tx| (tx, ty)))
+        .filter(|&(tx, ty)| near_reached(tx, ty))
+        .count() as u32;
+    println!(
+        "tiles drawn {} of {}: the reference reaches {at_least}, {at_most} with a margin",
+        stats.tiles_drawn,
+        tiles.element_product()
+    );
+    assert!(
+        at_least > 0 && at_most < tiles.element_product(),
+        "a far angel"
+    );
+    assert!(
+        (at_least..=at_most).contains(&stats.tiles_drawn),
+        "{} tiles drawn, the reference reaches {at_least} ({at_most} with a margin)",
+        stats.tiles_drawn
+    );
+    let expected: Vec<u8> = cpu_layer
+        .iter()
+        .flat_map(|p| (0..3).map(|c| to_unorm8(p[c])))
+        .collect();
+    let db = psnr(&expected, &image.rgb());
+    assert!(db >= 40.0, "against the reference: {db:.1} dB");
 }

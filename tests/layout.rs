@@ -356,9 +356,9 @@ fn every_pass_sits_beside_its_wgsl() {
             _ => {}
         }
     }
-    // The shader library, its Rust↔WGSL contract test, the pipeline builders and the
-    // fullscreen passes' frame (Bevy's fullscreen vertex stage) are no pass.
-    let not_passes = ["library", "contract", "builder", "fullscreen"];
+    // The shader library, its Rust↔WGSL contract test and the pipeline builders are
+    // no pass.
+    let not_passes = ["library", "contract", "builder"];
     for pass in rust.iter().filter(|m| !not_passes.contains(&m.as_str())) {
         assert!(
             wgsl.contains(pass),

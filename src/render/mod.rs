@@ -151,7 +151,7 @@ impl Plugin for SplatRenderPlugin {
                         .in_set(RenderSystems::PrepareResources),
                     prepare::view_buffers::prepare_splat_view_buffers
                         .in_set(RenderSystems::PrepareResources),
-                    prepare::bind_groups::queue_fullscreen_pipelines
+                    prepare::bind_groups::queue_fragment_pipelines
                         .after(pipelines::queue_splat_pipelines)
                         .in_set(RenderSystems::PrepareResources),
                     prepare::bind_groups::prepare_splat_bind_groups

@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bevy::app::App;
 use bevy::asset::{Assets, Handle};
-use bevy::core_pipeline::FullscreenShader;
 use bevy::ecs::prelude::*;
 use bevy::ecs::reflect::ReflectResource;
 use bevy::log::{error, info};
@@ -26,7 +25,7 @@ use bevy::reflect::Reflect;
 use bevy::reflect::prelude::ReflectDefault;
 use bevy::render::render_resource::{
     BindGroupLayoutDescriptor, CachedComputePipelineId, CachedPipelineState,
-    ComputePipelineDescriptor, Pipeline, PipelineCache, VertexState,
+    ComputePipelineDescriptor, Pipeline, PipelineCache,
 };
 use bevy::render::renderer::{RenderAdapterInfo, RenderDevice};
 use bevy::shader::{Shader, ShaderDefVal, ValidateShader};
@@ -37,7 +36,7 @@ use super::passes::preprocess::{
     self, COMPACT_LAYOUT, LayoutPipelines, RECEIVE, WITH_SPLAT_SHADER, receive_layout,
 };
 use super::passes::radix_sort::SortAlgorithm;
-use super::passes::{ENTRY_SHADERS, FullscreenPasses, SplatPipelines, crate_defs, shader_library};
+use super::passes::{ENTRY_SHADERS, FragmentPasses, SplatPipelines, crate_defs, shader_library};
 use crate::shader::{SplatShaderSource, SplatShaders};
 
 /// Whether the splat pipelines are compiled: until they are, cameras draw no splats
@@ -157,7 +156,6 @@ pub(crate) struct CachedBuilder<'a> {
     device: &'a RenderDevice,
     cache: &'a PipelineCache,
     shaders: &'a SplatShaderAssets,
-    fullscreen: &'a FullscreenShader,
     queued: &'a mut QueuedKernels,
     crate_defs: &'a [ShaderDef],
 }
@@ -168,7 +166,6 @@ impl<'a> CachedBuilder<'a> {
     pub(crate) fn new(
         (device, cache): (&'a RenderDevice, &'a PipelineCache),
         shaders: &'a SplatShaderAssets,
-        fullscreen: &'a FullscreenShader,
         queued: &'a mut QueuedKernels,
         crate_defs: &'a [ShaderDef],
     ) -> Self {
@@ -176,7 +173,6 @@ impl<'a> CachedBuilder<'a> {
             device,
             cache,
             shaders,
-            fullscreen,
             queued,
             crate_defs,
         }
@@ -196,11 +192,6 @@ impl<'a> CachedBuilder<'a> {
                 shader.file.path
             ),
         }
-    }
-
-    /// Bevy's fullscreen triangle, the vertex stage of the fullscreen passes.
-    pub fn fullscreen_vertex(&self) -> VertexState {
-        self.fullscreen.to_vertex_state()
     }
 
     /// The layout `descriptor` describes, from the cache's own.
@@ -349,14 +340,13 @@ impl PipelineBuilder for CachedBuilder<'_> {
 #[derive(Resource)]
 pub(crate) struct PipelinesQueuedAt(Instant);
 
-/// At `RenderStartup`: notes the time and makes the fullscreen passes, whose
+/// At `RenderStartup`: notes the time and makes the layer's fragment passes, whose
 /// per-target pipelines views queue from their first frame.
 pub(crate) fn start_pipelines(
     mut commands: Commands,
     device: Res<RenderDevice>,
     cache: Res<PipelineCache>,
     shaders: Option<Res<SplatShaderAssets>>,
-    fullscreen: Res<FullscreenShader>,
     mut queued: ResMut<QueuedKernels>,
 ) {
     commands.insert_resource(PipelinesQueuedAt(Instant::now()));
@@ -368,11 +358,10 @@ pub(crate) fn start_pipelines(
         device: &device,
         cache: &cache,
         shaders: &shaders,
-        fullscreen: &fullscreen,
         queued: &mut queued,
         crate_defs: &crate_defs,
     };
-    commands.insert_resource(FullscreenPasses::new(&builder));
+    commands.insert_resource(FragmentPasses::new(&builder));
 }
 
 /// Each frame until they are ready: asks the passes for their pipelines (the first
@@ -385,7 +374,6 @@ pub(crate) fn queue_splat_pipelines(
     adapter: Res<RenderAdapterInfo>,
     cache: Res<PipelineCache>,
     shaders: Option<Res<SplatShaderAssets>>,
-    fullscreen: Res<FullscreenShader>,
     mut queued: ResMut<QueuedKernels>,
     started: Option<Res<PipelinesQueuedAt>>,
     status: Res<SplatPipelinesStatus>,
@@ -398,7 +386,6 @@ pub(crate) fn queue_splat_pipelines(
         device: &device,
         cache: &cache,
         shaders: &shaders,
-        fullscreen: &fullscreen,
         queued: &mut queued,
         crate_defs: &crate_defs,
     };

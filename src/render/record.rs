@@ -19,9 +19,10 @@ use super::passes::composite::ComputeComposite;
 use super::passes::preprocess::DEPTH_KEY_BITS;
 use super::passes::tile_order::WORK_COUNTS_BYTES;
 use super::passes::tile_render::TileOutputs;
-use super::passes::{FullscreenPasses, SplatPipelines};
+use super::passes::{FragmentPasses, SplatPipelines};
 use super::stage::SplatStage;
 use super::view::ViewBuffers;
+use super::view::band_buffers::BandBuffers;
 use super::view::frame::{BandFrame, CompositeDraw, SplatFrame};
 use super::view::lod::ViewLod;
 use super::view::picks::{PickTicket, ViewPicks};
@@ -218,7 +219,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
         timestamps,
         SplatStage::TileRender,
         |pass| {
-            for (band, _) in bands() {
+            for (band, buffers) in bands() {
                 pipelines.tile_render.encode(
                     pass,
                     &band.tile_render,
@@ -226,7 +227,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                         raster.multisampled_depth,
                         TileOutputs::of(outputs.colour, outputs.median_depth),
                     ),
-                    (band.tiles.x, band.tiles.y),
+                    &buffers.counters,
                 );
             }
             if let Some((ticket, _)) = picks {
@@ -267,15 +268,15 @@ type SplatViewItem<'a> = (
 pub fn splat_pass(
     view: ViewQuery<SplatViewItem>,
     pipelines: Option<Res<SplatPipelines>>,
-    fullscreen: Option<Res<FullscreenPasses>>,
+    fragment_passes: Option<Res<FragmentPasses>>,
     stats: Res<SplatStats>,
     mut ctx: RenderContext,
 ) {
     let started = Instant::now();
     let (target, depth, main_entity, timed, drawn, timestamps, view_picks, scene_copy, lod, light) =
         view.into_inner();
-    let (Some(pipelines), Some(fullscreen), Some((frame, buffers))) =
-        (pipelines, fullscreen, drawn)
+    let (Some(pipelines), Some(fragment_passes), Some((frame, buffers))) =
+        (pipelines, fragment_passes, drawn)
     else {
         return;
     };
@@ -304,6 +305,7 @@ pub fn splat_pass(
         frame.viewport_origin.as_vec2(),
         frame.viewport_size.as_vec2(),
     );
+    let band_tiles = || buffers.bands.iter().map(BandBuffers::tiles);
     if let Some(copy) = scene_copy {
         copy.copy_from(encoder, target.main_texture(), frame.viewport_origin);
     }
@@ -323,24 +325,36 @@ pub fn splat_pass(
                 SplatStage::Composite,
                 (&color, None),
                 viewport,
-                |pass| fullscreen.composite.encode(pass, pipeline, bind_group),
+                |pass| {
+                    fragment_passes
+                        .composite
+                        .encode(pass, pipeline, bind_group, band_tiles())
+                },
             );
         }
         (CompositeDraw::Compute { pipeline, layout }, Some(copy)) => {
             let layer = &buffers.layer;
-            let bind_group = ComputeComposite::bind_group(
-                device,
-                layout,
-                (&layer.view, &layer.composite_params, &copy.view),
-                target.main_texture_view(),
-            );
+            let bind_groups: Vec<_> = buffers
+                .bands
+                .iter()
+                .map(|band| {
+                    ComputeComposite::bind_group(
+                        device,
+                        layout,
+                        (&layer.view, &layer.composite_params, &copy.view),
+                        (target.main_texture_view(), &band.tile_order),
+                    )
+                })
+                .collect();
             stage(
                 encoder,
                 &diagnostics,
                 timestamps,
                 SplatStage::Composite,
                 |pass| {
-                    ComputeComposite::encode(pass, pipeline, &bind_group, frame.viewport_size);
+                    for (group, band) in bind_groups.iter().zip(&buffers.bands) {
+                        ComputeComposite::encode(pass, pipeline, group, &band.counters);
+                    }
                 },
             );
         }
@@ -366,7 +380,11 @@ pub fn splat_pass(
             SplatStage::DepthWrite,
             (&[], depth),
             viewport,
-            |pass| fullscreen.depth_write.encode(pass, pipeline, group),
+            |pass| {
+                fragment_passes
+                    .depth_write
+                    .encode(pass, pipeline, group, band_tiles())
+            },
         );
     }
     if let Some(timestamps) = timestamps {

@@ -2,7 +2,6 @@
 //! first frame some shown cloud receives light: an app without one compiles none.
 
 use bevy::asset::{Assets, Handle};
-use bevy::core_pipeline::FullscreenShader;
 use bevy::ecs::prelude::*;
 use bevy::log::{info, warn};
 use bevy::render::render_resource::{
@@ -60,7 +59,6 @@ pub(crate) fn queue_light_pipelines(
     clouds: Query<&ExtractedCloud>,
     (device, cache): (Res<RenderDevice>, Res<PipelineCache>),
     (shaders, light_shader): (Option<Res<SplatShaderAssets>>, Option<Res<LightShader>>),
-    fullscreen: Res<FullscreenShader>,
     mut queued: ResMut<QueuedKernels>,
     mut state: Local<LightQueue>,
 ) {
@@ -94,13 +92,7 @@ pub(crate) fn queue_light_pipelines(
     };
     *state = LightQueue::Queued(ids);
 
-    let mut builder = CachedBuilder::new(
-        (&device, &cache),
-        &shaders,
-        &fullscreen,
-        &mut queued,
-        &crate_defs,
-    );
+    let mut builder = CachedBuilder::new((&device, &cache), &shaders, &mut queued, &crate_defs);
     let receive = ReceiveVariants::new(&mut builder);
     let splat_shaders = builder.splat_shader_variants(true);
     let mut light = Vec::with_capacity(FILTERS.len());

@@ -12,9 +12,10 @@ const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
 // Words of a band's counters buffer (`ViewCounters` in indirect.rs, which makes these
 // defs from its fields): visible splats, pairs needed, pairs kept (≤ capacity),
 // visible splats kept (≤ capacity), the dispatches over kept splats and kept pairs,
-// the largest depth key written and then the complement of the smallest. Preprocess
-// and duplicate count what they would write past a capacity, so the CPU learns what
-// the band needs.
+// the largest depth key written and then the complement of the smallest, and the
+// tiles some splat reaches with the tile render's grid and the fragment passes' draw
+// over them (the tile order writes those three). Preprocess and duplicate count what
+// they would write past a capacity, so the CPU learns what the band needs.
 const COUNTER_VISIBLE: u32 = #{COUNTER_VISIBLE}u;
 const COUNTER_PAIRS_NEEDED: u32 = #{COUNTER_PAIRS_NEEDED}u;
 const COUNTER_PAIRS_KEPT: u32 = #{COUNTER_PAIRS_KEPT}u;
@@ -22,6 +23,9 @@ const COUNTER_VISIBLE_KEPT: u32 = #{COUNTER_VISIBLE_KEPT}u;
 const COUNTER_VISIBLE_DISPATCH: u32 = #{COUNTER_VISIBLE_DISPATCH}u;
 const COUNTER_PAIR_DISPATCH: u32 = #{COUNTER_PAIR_DISPATCH}u;
 const COUNTER_DEPTH_KEY_MAX: u32 = #{COUNTER_DEPTH_KEY_MAX}u;
+const COUNTER_TILES_DRAWN: u32 = #{COUNTER_TILES_DRAWN}u;
+const COUNTER_TILE_DISPATCH: u32 = #{COUNTER_TILE_DISPATCH}u;
+const COUNTER_TILE_DRAW: u32 = #{COUNTER_TILE_DRAW}u;
 // The last pixel centre of a tile, from its first pixel's edge.
 const TILE_LAST_CENTRE: f32 = f32(TILE_SIZE) - 0.5;
 // Indirect grids over a GPU-only count are rows of at most 65,535 workgroups of 256
@@ -33,6 +37,17 @@ const ALPHA_MIN: f32 = 1.0 / 255.0;
 const ALPHA_MAX: f32 = 0.999;
 // A splat that would take transmittance to this or below is not blended; the pixel ends.
 const T_MIN: f32 = 1e-4;
+
+// The uniform of the passes that read the splat layer over the drawn tiles (the
+// composite and the depth write; `CompositeUniform` on the host).
+struct LayerParams {
+    // x, y: the viewport's origin in the target; z: 1 to take the composite's result
+    // to linear light; w: the levels per channel of a target that stores sRGB-encoded
+    // bytes (255), else 0.
+    origin_and_modes: vec4<u32>,
+    // x: the view's tiles across; y, z: the viewport's size in pixels.
+    tiles: vec4<u32>,
+}
 
 struct SplatView {
     // Camera space here is OpenCV-like: x right, y down, z forward (t > 0 in front).

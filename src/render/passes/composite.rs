@@ -18,9 +18,10 @@ use bevy::render::render_resource::{
 use bevy::shader::ShaderDefVal;
 
 use super::builder::EntryShader;
-use super::common::{ShaderChecks, bind_group, uniform, write_only_texture};
-use super::fullscreen::FullscreenTexturePass;
+use super::common::{ShaderChecks, bind_group, storage, uniform, write_only_texture};
+use super::indirect::TILE_DISPATCH_OFFSET;
 use super::library::wgsl_file;
+use super::tile_quads::{BandTiles, TileQuadPass};
 use crate::render::pipelines::CachedBuilder;
 
 /// How a camera's finished splat layer is written into its image.
@@ -87,15 +88,15 @@ pub(crate) const SHADER: EntryShader = EntryShader {
 /// the scene), each built per (target format, sample count) met so far, and their
 /// compute forms.
 pub struct CompositePass {
-    premultiplied: FullscreenTexturePass,
-    over_scene: FullscreenTexturePass,
+    premultiplied: TileQuadPass,
+    over_scene: TileQuadPass,
     compute: ComputeComposite,
 }
 
 /// The composite as a compute pass (`composite_compute`): for a single-sampled view
 /// whose main texture takes storage writes in one of [`ComputeComposite::FORMATS`] and
 /// can be copied, it reads the scene behind from the view's copy and writes each
-/// blended pixel itself, instead of drawing a fullscreen triangle. Built per (format,
+/// blended pixel itself, instead of drawing tile quads. Built per (format,
 /// blend) met so far.
 pub struct ComputeComposite {
     shader: bevy::asset::Handle<bevy::shader::Shader>,
@@ -138,6 +139,7 @@ impl ComputeComposite {
                 uniform(1, false),
                 texture(2),
                 write_only_texture(3, format),
+                storage(4, true),
             ],
         )
     }
@@ -185,13 +187,13 @@ impl ComputeComposite {
         (*cache.get_bind_group_layout(&Self::layout(format))).clone()
     }
 
-    /// Binds the layer, the copy of the scene behind it and the view's main texture
-    /// (`layout`: [`Self::layout_for`] its format).
+    /// Binds the layer, the copy of the scene behind it, the view's main texture
+    /// (`layout`: [`Self::layout_for`] its format) and one band's tile order.
     pub fn bind_group(
         device: &Device,
         layout: &wgpu::BindGroupLayout,
         (splat_layer, params, scene): (&wgpu::TextureView, &Buffer, &wgpu::TextureView),
-        target: &wgpu::TextureView,
+        (target, tile_order): (&wgpu::TextureView, &Buffer),
     ) -> BindGroup {
         bind_group(
             device,
@@ -202,20 +204,22 @@ impl ComputeComposite {
                 params.as_entire_binding(),
                 wgpu::BindingResource::TextureView(scene),
                 wgpu::BindingResource::TextureView(target),
+                tile_order.as_entire_binding(),
             ],
         )
     }
 
-    /// One thread per pixel of a viewport of `size`.
+    /// One workgroup per drawn tile of a band (`bind_group` its tile order), on the
+    /// tile render's grid from the band's `counters`.
     pub fn encode(
         pass: &mut ComputePass<'_>,
         pipeline: &ComputePipeline,
         bind_group: &BindGroup,
-        size: bevy::math::UVec2,
+        counters: &Buffer,
     ) {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(size.x.div_ceil(8), size.y.div_ceil(8), 1);
+        pass.dispatch_workgroups_indirect(counters, TILE_DISPATCH_OFFSET);
     }
 }
 
@@ -225,7 +229,8 @@ pub enum CompositePipeline {
     Compute(ComputePipeline),
 }
 
-/// Composite parameters (`params` in WGSL).
+/// The uniform of the passes that read the layer (`LayerParams` in WGSL): the
+/// composite's parameters, and the tiles the tile quads are placed by.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct CompositeUniform {
@@ -236,6 +241,10 @@ pub struct CompositeUniform {
     /// values the composite snaps its sRGB result to before taking it to linear light;
     /// 0 for any other target.
     pub srgb_levels: u32,
+    /// The view's tiles across.
+    pub tiles_across: u32,
+    pub viewport_size: [u32; 2],
+    pub _pad: u32,
 }
 
 impl CompositeUniform {
@@ -251,13 +260,13 @@ impl CompositeUniform {
 impl CompositePass {
     pub fn new(builder: &CachedBuilder<'_>) -> Self {
         Self {
-            premultiplied: FullscreenTexturePass::new(
+            premultiplied: TileQuadPass::new(
                 builder,
                 "splat composite",
                 (SHADER, "composite_premultiplied"),
                 false,
             ),
-            over_scene: FullscreenTexturePass::new(
+            over_scene: TileQuadPass::new(
                 builder,
                 "splat composite over the scene",
                 (SHADER, "composite_over_scene"),
@@ -272,7 +281,7 @@ impl CompositePass {
     }
 
     /// The pipeline a view's composite runs: the compute form where it serves the
-    /// view's main texture (`format`, `usage`, `samples`), else the fullscreen pass for
+    /// view's main texture (`format`, `usage`, `samples`), else the fragment pass for
     /// `mode`; queued the first time, `None` until compiled.
     pub fn pipeline_for_view(
         &self,
@@ -332,14 +341,16 @@ impl CompositePass {
         pass.pipeline(cache, (format, samples), &[Some(target)], None)
     }
 
-    pub fn encode(
+    /// Over every band's drawn tiles.
+    pub fn encode<'a>(
         &self,
         pass: &mut RenderPass<'_>,
         pipeline: &RenderPipeline,
         bind_group: &BindGroup,
+        bands: impl IntoIterator<Item = BandTiles<'a>>,
     ) {
-        // Either pass draws the same fullscreen triangle.
-        self.premultiplied.encode(pass, pipeline, bind_group);
+        // Either pass draws the same tile quads.
+        self.premultiplied.encode(pass, pipeline, bind_group, bands);
     }
 }
 

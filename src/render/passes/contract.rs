@@ -220,6 +220,28 @@ fn the_preprocess_counters_sit_where_view_counters_says() {
 }
 
 #[test]
+fn the_layer_uniform_is_laid_out_as_composite_uniform_says() {
+    use super::composite::CompositeUniform;
+    let module = compose(wgsl_file!("tile_quads.wgsl"), &[]);
+    let wgsl = wgsl_layout(&module, Some("bevy_splat::common"), "LayerParams");
+    assert_eq!(u64::from(wgsl.size), size_of::<CompositeUniform>() as u64);
+    let at = |name: &str| {
+        wgsl.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, offset)| u64::from(*offset))
+    };
+    assert_eq!(
+        at("origin_and_modes"),
+        Some(offset_of!(CompositeUniform, viewport_origin) as u64)
+    );
+    assert_eq!(
+        at("tiles"),
+        Some(offset_of!(CompositeUniform, tiles_across) as u64)
+    );
+}
+
+#[test]
 fn the_records_have_the_sizes_the_host_allocates() {
     let module = compose(wgsl_file!("tile_render.wgsl"), &[]);
     let projected = wgsl_layout(&module, Some("bevy_splat::common"), "ProjectedSplat");

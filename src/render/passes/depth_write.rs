@@ -11,14 +11,14 @@ use bevy::render::render_resource::PipelineCache;
 
 use super::builder::EntryShader;
 use super::common::ShaderChecks;
-use super::fullscreen::FullscreenTexturePass;
 use super::library::wgsl_file;
+use super::tile_quads::{BandTiles, TileQuadPass};
 use crate::render::pipelines::CachedBuilder;
 
 /// On a 3D camera: its splats write their surface (the median depth) into the view's
 /// depth texture, so transparent meshes behind a dense splat surface are hidden and
 /// later depth-reading passes see the splats. Costs a 4-byte-per-pixel texture and a
-/// fullscreen pass.
+/// pass over the tiles the splats cover.
 #[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
 #[reflect(Component, Default, Debug, Clone, PartialEq)]
 pub struct SplatDepth;
@@ -28,11 +28,11 @@ pub(crate) const SHADER: EntryShader = EntryShader {
     checks: ShaderChecks::All,
 };
 
-pub struct DepthWritePass(FullscreenTexturePass);
+pub struct DepthWritePass(TileQuadPass);
 
 impl DepthWritePass {
     pub fn new(builder: &CachedBuilder<'_>) -> Self {
-        Self(FullscreenTexturePass::new(
+        Self(TileQuadPass::new(
             builder,
             "splat depth write",
             (SHADER, "depth_write"),
@@ -40,8 +40,8 @@ impl DepthWritePass {
         ))
     }
 
-    /// `median_depth`: the view's median-depth texture; `params`: the composite's
-    /// uniform (its viewport origin).
+    /// `median_depth`: the view's median-depth texture; `params`: the layer's
+    /// uniform (its viewport origin and tiles).
     pub fn bind_group(
         &self,
         device: &Device,
@@ -71,7 +71,14 @@ impl DepthWritePass {
         self.0.pipeline(cache, (format, samples), &[], Some(depth))
     }
 
-    pub fn encode(&self, pass: &mut RenderPass<'_>, pipeline: &RenderPipeline, group: &BindGroup) {
-        self.0.encode(pass, pipeline, group);
+    /// Over every band's drawn tiles.
+    pub fn encode<'a>(
+        &self,
+        pass: &mut RenderPass<'_>,
+        pipeline: &RenderPipeline,
+        group: &BindGroup,
+        bands: impl IntoIterator<Item = BandTiles<'a>>,
+    ) {
+        self.0.encode(pass, pipeline, group, bands);
     }
 }

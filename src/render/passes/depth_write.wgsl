@@ -3,13 +3,17 @@
 // meshes drawn later are hidden behind dense splats and depth-reading passes see
 // them. Pixels whose transmittance never reached 0.5 keep the depth they had.
 // The same pass writes a shadow view's splat surface into its light's shadow map.
+// Drawn over the tiles the tile render drew (`tile_quads.wgsl`): elsewhere no pixel
+// reaches the median.
+
+#import bevy_splat::common::LayerParams
 
 @group(0) @binding(0) var median_depth: texture_2d<f32>;
-@group(0) @binding(1) var<uniform> params: vec4<u32>; // viewport origin x, y
+@group(0) @binding(1) var<uniform> params: LayerParams;
 
 @fragment
 fn depth_write(@builtin(position) position: vec4<f32>) -> @builtin(frag_depth) f32 {
-    let pixel = vec2<u32>(position.xy) - params.xy;
+    let pixel = vec2<u32>(position.xy) - params.origin_and_modes.xy;
     let depth = textureLoad(median_depth, pixel, 0).x;
     if !(depth > 0.0) {
         discard;

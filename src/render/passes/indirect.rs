@@ -29,7 +29,16 @@ pub struct ViewCounters {
     /// The largest depth key the preprocess wrote, then the complement of the smallest.
     pub depth_key_max: u32,
     pub depth_key_min_complement: u32,
-    pub _pad: [u32; 2],
+    /// Tiles of the band that some splat reaches (the tile order's count).
+    pub tiles_drawn: u32,
+    pub _pad: u32,
+    /// Dispatch arguments of the tile render over the drawn tiles: the band's tiles
+    /// across, and rows of them enough for every drawn tile (x, y, z, unused).
+    pub tile_dispatch: [u32; 4],
+    /// Draw arguments of the fragment passes over the drawn tiles: six vertices (two
+    /// triangles) per tile, one instance per drawn tile (vertex count, instance count,
+    /// first vertex, first instance).
+    pub tile_draw: [u32; 4],
 }
 
 /// Byte offsets of the counters buffer's fields.
@@ -41,11 +50,14 @@ pub const VISIBLE_DISPATCH_OFFSET: u64 =
 pub const PAIR_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, pair_dispatch) as u64;
 /// The largest depth key the preprocess wrote, then the complement of the smallest.
 pub const DEPTH_KEY_RANGE_OFFSET: u64 = std::mem::offset_of!(ViewCounters, depth_key_max) as u64;
+pub const TILES_DRAWN_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tiles_drawn) as u64;
+pub const TILE_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_dispatch) as u64;
+pub const TILE_DRAW_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_draw) as u64;
 /// Size of the counters buffer.
 pub const COUNTERS_SIZE: u64 = size_of::<ViewCounters>() as u64;
 
 /// The word of each counter, as the shader defs `COUNTER_*` the WGSL indexes with.
-pub(crate) fn counter_defs() -> [ShaderDef; 7] {
+pub(crate) fn counter_defs() -> [ShaderDef; 10] {
     let word = |offset: u64| (offset / 4) as u32;
     [
         ShaderDef::UInt("COUNTER_VISIBLE", 0),
@@ -55,6 +67,9 @@ pub(crate) fn counter_defs() -> [ShaderDef; 7] {
         ShaderDef::UInt("COUNTER_VISIBLE_DISPATCH", word(VISIBLE_DISPATCH_OFFSET)),
         ShaderDef::UInt("COUNTER_PAIR_DISPATCH", word(PAIR_DISPATCH_OFFSET)),
         ShaderDef::UInt("COUNTER_DEPTH_KEY_MAX", word(DEPTH_KEY_RANGE_OFFSET)),
+        ShaderDef::UInt("COUNTER_TILES_DRAWN", word(TILES_DRAWN_OFFSET)),
+        ShaderDef::UInt("COUNTER_TILE_DISPATCH", word(TILE_DISPATCH_OFFSET)),
+        ShaderDef::UInt("COUNTER_TILE_DRAW", word(TILE_DRAW_OFFSET)),
     ]
 }
 

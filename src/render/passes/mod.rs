@@ -34,7 +34,6 @@ pub(crate) mod composite;
 mod contract;
 pub(crate) mod depth_write;
 pub(crate) mod duplicate;
-pub(crate) mod fullscreen;
 pub(crate) mod gather;
 pub(crate) mod indirect;
 pub(crate) mod library;
@@ -43,6 +42,7 @@ pub(crate) mod preprocess;
 pub mod radix_sort;
 pub mod scan;
 pub(crate) mod tile_order;
+pub(crate) mod tile_quads;
 pub(crate) mod tile_range;
 pub(crate) mod tile_render;
 pub(crate) mod tile_split;
@@ -68,16 +68,17 @@ pub struct SplatPipelines {
     pub(crate) pick: pick::PickPass,
 }
 
-/// The fullscreen passes (the composite and the depth write), made when the render
+/// The passes that read the splat layer over the drawn tiles (the composite and the
+/// depth write, `tile_quads`), made when the render
 /// world starts so that each view's pipelines for its target are queued while the
 /// compute pipelines still compile.
 #[derive(Resource)]
-pub struct FullscreenPasses {
+pub struct FragmentPasses {
     pub(crate) composite: composite::CompositePass,
     pub(crate) depth_write: depth_write::DepthWritePass,
 }
 
-impl FullscreenPasses {
+impl FragmentPasses {
     pub(crate) fn new(builder: &CachedBuilder<'_>) -> Self {
         Self {
             composite: composite::CompositePass::new(builder),
@@ -133,7 +134,7 @@ impl SplatPipelines {
 
 /// Every entry shader of the passes: in an app, each is a shader asset with its
 /// runtime checks (`render::pipelines::add_entry_shaders`).
-pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 16] = [
+pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 17] = [
     preprocess::SHADER,
     indirect::SHADER,
     gather::SHADER,
@@ -150,6 +151,7 @@ pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 16] = [
     pick::SHADER,
     composite::SHADER,
     depth_write::SHADER,
+    tile_quads::SHADER,
 ];
 
 /// The defs every module is composed with: the constants the host and the WGSL

@@ -39,6 +39,7 @@ impl TileOrderPass {
                 storage(1, true),
                 storage(2, true),
                 storage(3, false),
+                storage(4, false),
             ],
         );
         let places = builder.kernel(&Kernel {
@@ -54,14 +55,15 @@ impl TileOrderPass {
         })
     }
 
-    /// From the tiles' `ranges` and the split's `tile_work` into `tile_order`.
+    /// From the tiles' `ranges` and the split's `tile_work` into `tile_order`, and the
+    /// drawn tiles' count, grid and draw into the band's `counters`.
     pub fn bind_group(
         &self,
         device: &Device,
         view_uniform: &Buffer,
         ranges: &Buffer,
         tile_work: &Buffer,
-        tile_order: &Buffer,
+        (tile_order, counters): (&Buffer, &Buffer),
     ) -> BindGroup {
         bind_group(
             device,
@@ -72,6 +74,7 @@ impl TileOrderPass {
                 ranges.as_entire_binding(),
                 tile_work.as_entire_binding(),
                 tile_order.as_entire_binding(),
+                counters.as_entire_binding(),
             ],
         )
     }

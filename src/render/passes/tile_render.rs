@@ -1,6 +1,7 @@
 //! tile render: one workgroup per tile (8×8 pixels) blends its list of splats (from the
 //! tile split) front to back into the view's splat layer, stopping at the opaque
-//! scene's depth.
+//! scene's depth. Only the tiles some splat reaches are drawn (the tile order's
+//! grid); the composite and the depth write read the layer at those tiles alone.
 
 use bevy::math::UVec2;
 use wgpu::{BindGroup, Buffer, ComputePass, Device, TextureFormat, TextureView};
@@ -10,6 +11,7 @@ use super::common::{
     FlagVariant, SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform,
     write_only_texture,
 };
+use super::indirect::TILE_DISPATCH_OFFSET;
 use super::library::wgsl_file;
 use super::tile_split::TileLists;
 
@@ -143,14 +145,15 @@ impl TileRenderPass {
         )
     }
 
-    /// One workgroup per tile of the `tiles` grid, drawing `outputs` (the surface
-    /// alone only over a single-sampled scene depth, as shadow views have).
+    /// One workgroup per tile some splat reaches, on the grid the tile order wrote
+    /// into the band's `counters`, drawing `outputs` (the surface alone only over a
+    /// single-sampled scene depth, as shadow views have).
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
         (multisampled_depth, outputs): (bool, TileOutputs),
-        tiles: (u32, u32),
+        counters: &Buffer,
     ) {
         let pipeline = match outputs {
             TileOutputs::Surface => self.variants.flagged(SURFACE_ONLY),
@@ -161,6 +164,6 @@ impl TileRenderPass {
         };
         pass.set_pipeline(pipeline.unwrap_or(self.variants.pipeline(multisampled_depth)));
         pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(tiles.0, tiles.1, 1);
+        pass.dispatch_workgroups_indirect(counters, TILE_DISPATCH_OFFSET);
     }
 }

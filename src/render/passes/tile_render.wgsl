@@ -37,8 +37,9 @@
 @group(0) @binding(4) var scene_depth: texture_depth_2d;
 #endif
 @group(0) @binding(5) var splat_layer: texture_storage_2d<rgba32float, write>;
-// The band's tiles (index within the band), most pairs first: workgroup i draws
-// tile_order[i], so the longest tiles start first.
+// The band's tiles (whole-view ids), most pairs first: workgroup i draws
+// tile_order[i], so the longest tiles start first. The grid (`tile_order.wgsl`) covers
+// the tiles some splat reaches, in whole rows of the view's width.
 @group(0) @binding(6) var<storage, read> tile_order: array<u32>;
 // `SplatDepth`: the depth (buffer terms) where each pixel's transmittance first falls
 // to 0.5, or 0 (far) where it never does. A 1×1 stand-in when the camera has none.
@@ -94,10 +95,8 @@ fn tile_render(
     @builtin(local_invocation_id) local: vec3<u32>,
     @builtin(local_invocation_index) thread: u32,
 ) {
-    // The grid covers this band's rows only, in the order of `tile_order`.
-    let in_band = tile_order[group.x + group.y * view.tile_count.x];
-    let tile_xy = vec2<u32>(in_band % view.tile_count.x, in_band / view.tile_count.x + view.band_first_row);
-    let tile = tile_xy.x + tile_xy.y * view.tile_count.x;
+    let tile = tile_order[group.x + group.y * view.tile_count.x];
+    let tile_xy = vec2<u32>(tile % view.tile_count.x, tile / view.tile_count.x);
     let list = (tile_xy.x & 1u) | ((tile_xy.y & 1u) << 1u);
     let pixel = tile_xy * TILE_SIZE + local.xy;
     let inside = pixel.x < view.viewport_size.x && pixel.y < view.viewport_size.y;

@@ -21,7 +21,7 @@ use crate::render::passes::composite::{
     CompositeMode, CompositePipeline, ComputeComposite, SplatComposite,
 };
 use crate::render::passes::depth_write::SplatDepth;
-use crate::render::passes::{FullscreenPasses, SplatPipelines};
+use crate::render::passes::{FragmentPasses, SplatPipelines};
 use crate::render::view::ViewBuffers;
 use crate::render::view::dispatch::Dispatch;
 use crate::render::view::frame::{BandFrame, CompositeDraw, SplatFrame, band_frame};
@@ -55,7 +55,7 @@ pub fn prepare_splat_bind_groups(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
     pipelines: Option<Res<SplatPipelines>>,
-    fullscreen: Option<Res<FullscreenPasses>>,
+    fragment_passes: Option<Res<FragmentPasses>>,
     cache: Res<PipelineCache>,
     memory: Res<SplatMemory>,
     stats: Res<SplatStats>,
@@ -63,7 +63,7 @@ pub fn prepare_splat_bind_groups(
     lod_trees: Res<GpuLodTrees>,
     views: Query<ViewItem>,
 ) {
-    let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
+    let (Some(pipelines), Some(fragment_passes)) = (pipelines, fragment_passes) else {
         return;
     };
     let device = device.wgpu_device();
@@ -103,12 +103,13 @@ pub fn prepare_splat_bind_groups(
         let compute = ComputeComposite::serves(format, usage, msaa.samples());
         // A view draws its splats once its composite (and depth write) pipelines for
         // this target are compiled; until then it draws none.
-        let composite_pipeline =
-            fullscreen
-                .composite
-                .pipeline_for_view(&cache, mode, (format, usage, msaa.samples()));
+        let composite_pipeline = fragment_passes.composite.pipeline_for_view(
+            &cache,
+            mode,
+            (format, usage, msaa.samples()),
+        );
         let depth_write_pipeline = writes_depth.then(|| {
-            fullscreen
+            fragment_passes
                 .depth_write
                 .pipeline(&cache, CORE_3D_DEPTH_FORMAT, msaa.samples())
         });
@@ -164,7 +165,7 @@ pub fn prepare_splat_bind_groups(
             composite: match composite_pipeline {
                 CompositePipeline::Fragment(pipeline) => CompositeDraw::Fragment {
                     pipeline,
-                    bind_group: fullscreen.composite.bind_group(
+                    bind_group: fragment_passes.composite.bind_group(
                         device,
                         &buffers.layer.view,
                         &buffers.layer.composite_params,
@@ -179,7 +180,7 @@ pub fn prepare_splat_bind_groups(
             depth_write: depth_write_pipeline.flatten().map(|pipeline| {
                 (
                     pipeline,
-                    fullscreen.depth_write.bind_group(
+                    fragment_passes.depth_write.bind_group(
                         device,
                         &buffers.layer.median_depth,
                         &buffers.layer.composite_params,
@@ -267,31 +268,33 @@ fn composite_mode(target: &ViewTarget, composite: Option<&SplatComposite>) -> Co
 }
 
 /// Queues every 3D view's composite (and, with `SplatDepth`, depth write) pipeline
-/// for its target as soon as the fullscreen passes exist: they compile beside the
+/// for its target as soon as the fragment passes exist: they compile beside the
 /// compute pipelines instead of after them.
-pub fn queue_fullscreen_pipelines(
-    fullscreen: Option<Res<FullscreenPasses>>,
+pub fn queue_fragment_pipelines(
+    fragment_passes: Option<Res<FragmentPasses>>,
     cache: Res<PipelineCache>,
     views: Query<
         (&ViewTarget, &Msaa, Option<&SplatComposite>, Has<SplatDepth>),
         With<ViewDepthTexture>,
     >,
 ) {
-    let Some(fullscreen) = fullscreen else {
+    let Some(fragment_passes) = fragment_passes else {
         return;
     };
     for (target, msaa, composite, writes_depth) in &views {
         let mode = composite_mode(target, composite);
         let format = target.main_texture_format();
         let usage = target.main_texture().usage();
-        let _ =
-            fullscreen
-                .composite
-                .pipeline_for_view(&cache, mode, (format, usage, msaa.samples()));
+        let _ = fragment_passes.composite.pipeline_for_view(
+            &cache,
+            mode,
+            (format, usage, msaa.samples()),
+        );
         if writes_depth {
-            let _ = fullscreen
-                .depth_write
-                .pipeline(&cache, CORE_3D_DEPTH_FORMAT, msaa.samples());
+            let _ =
+                fragment_passes
+                    .depth_write
+                    .pipeline(&cache, CORE_3D_DEPTH_FORMAT, msaa.samples());
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::render::memory::SplatMemory;
 use crate::render::passes::preprocess::PROJECTED_SPLAT_BYTES;
 use crate::render::passes::radix_sort::SortKey;
 use crate::render::passes::tile_render::tiles_for;
-use crate::render::passes::{FullscreenPasses, SplatPipelines};
+use crate::render::passes::{FragmentPasses, SplatPipelines};
 use crate::render::prepare::bind_groups::bind_bands;
 use crate::render::prepare::draw_plan::{ViewDraw, plan_dispatches};
 use crate::render::view::ViewBuffers;
@@ -209,21 +209,21 @@ pub fn prepare_shadow_bind_groups(
     device: Res<RenderDevice>,
     queue: Res<RenderQueue>,
     pipelines: Option<Res<SplatPipelines>>,
-    fullscreen: Option<Res<FullscreenPasses>>,
+    fragment_passes: Option<Res<FragmentPasses>>,
     cache: Res<PipelineCache>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     lod_trees: Res<GpuLodTrees>,
     no_scene_depth: Option<Res<NoSceneDepth>>,
     views: Query<(Entity, &ViewDraw, &ViewBuffers, Option<&ViewLod>), With<ShadowView>>,
 ) {
-    let (Some(pipelines), Some(fullscreen), Some(no_scene_depth)) =
-        (pipelines, fullscreen, no_scene_depth)
+    let (Some(pipelines), Some(fragment_passes), Some(no_scene_depth)) =
+        (pipelines, fragment_passes, no_scene_depth)
     else {
         return;
     };
     let device = device.wgpu_device();
     // Shadow maps are single-sampled whatever the cameras' MSAA.
-    let resolve_pipeline = fullscreen
+    let resolve_pipeline = fragment_passes
         .depth_write
         .pipeline(&cache, CORE_3D_DEPTH_FORMAT, 1);
     for (entity, draw, buffers, lod) in &views {
@@ -253,7 +253,7 @@ pub fn prepare_shadow_bind_groups(
         buffers
             .layer
             .write_params(&queue, draw.origin, false, CORE_3D_DEPTH_FORMAT);
-        let group = fullscreen.depth_write.bind_group(
+        let group = fragment_passes.depth_write.bind_group(
             device,
             &buffers.layer.median_depth,
             &buffers.layer.composite_params,

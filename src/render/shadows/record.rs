@@ -10,9 +10,10 @@ use wgpu::{CommandEncoder, StoreOp};
 
 use super::prepare::ShadowFrame;
 use super::timing::SplatShadowPassTimes;
-use crate::render::passes::{FullscreenPasses, SplatPipelines};
+use crate::render::passes::{FragmentPasses, SplatPipelines};
 use crate::render::record::{Raster, record_raster};
 use crate::render::view::ViewBuffers;
+use crate::render::view::band_buffers::BandBuffers;
 use crate::render::view::lod::ViewLod;
 
 /// The splat shadows' spans in Bevy's render diagnostics: one per shadow view, named
@@ -33,11 +34,11 @@ pub fn directional_splat_shadows(
     view: ViewQuery<&ViewLightEntities>,
     shadow_views: Query<ShadowItem>,
     pipelines: Option<Res<SplatPipelines>>,
-    fullscreen: Option<Res<FullscreenPasses>>,
+    fragment_passes: Option<Res<FragmentPasses>>,
     timed: Option<Res<SplatShadowPassTimes>>,
     mut ctx: RenderContext,
 ) {
-    let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
+    let (Some(pipelines), Some(fragment_passes)) = (pipelines, fragment_passes) else {
         return;
     };
     let cascades: Vec<_> = view
@@ -52,7 +53,7 @@ pub fn directional_splat_shadows(
     record(
         &mut ctx,
         &pipelines,
-        &fullscreen,
+        &fragment_passes,
         &cascades,
         timed.is_some(),
     );
@@ -63,21 +64,27 @@ pub fn directional_splat_shadows(
 pub fn point_and_spot_splat_shadows(
     view: ViewQuery<ShadowItem>,
     pipelines: Option<Res<SplatPipelines>>,
-    fullscreen: Option<Res<FullscreenPasses>>,
+    fragment_passes: Option<Res<FragmentPasses>>,
     timed: Option<Res<SplatShadowPassTimes>>,
     mut ctx: RenderContext,
 ) {
-    let (Some(pipelines), Some(fullscreen)) = (pipelines, fullscreen) else {
+    let (Some(pipelines), Some(fragment_passes)) = (pipelines, fragment_passes) else {
         return;
     };
     let views = [view.into_inner()];
-    record(&mut ctx, &pipelines, &fullscreen, &views, timed.is_some());
+    record(
+        &mut ctx,
+        &pipelines,
+        &fragment_passes,
+        &views,
+        timed.is_some(),
+    );
 }
 
 fn record(
     ctx: &mut RenderContext,
     pipelines: &SplatPipelines,
-    fullscreen: &FullscreenPasses,
+    fragment_passes: &FragmentPasses,
     views: &[ShadowItem<'_>],
     timed: bool,
 ) {
@@ -98,18 +105,18 @@ fn record(
             light: None,
         };
         record_raster(encoder, &per_stage, None, pipelines, &raster);
-        resolve(encoder, fullscreen, shadow_view, frame);
+        resolve(encoder, fragment_passes, (shadow_view, frame, buffers));
         span.end(encoder);
     }
 }
 
-/// The depth write into the light's layer: the first pass there this frame clears it
-/// (`get_attachment`), so it is right whether or not Bevy drew meshes into it.
+/// The depth write into the light's layer, over the tiles the view's splats reach:
+/// the first pass there this frame clears it (`get_attachment`), so it is right
+/// whether or not Bevy drew meshes into it.
 fn resolve(
     encoder: &mut CommandEncoder,
-    fullscreen: &FullscreenPasses,
-    shadow_view: &ShadowView,
-    frame: &ShadowFrame,
+    fragment_passes: &FragmentPasses,
+    (shadow_view, frame, buffers): (&ShadowView, &ShadowFrame, &ViewBuffers),
 ) {
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("splat shadow depth write"),
@@ -122,5 +129,8 @@ fn resolve(
     let size = frame.size.as_vec2();
     pass.set_viewport(0.0, 0.0, size.x, size.y, 0.0, 1.0);
     let (pipeline, group) = &frame.resolve;
-    fullscreen.depth_write.encode(&mut pass, pipeline, group);
+    let bands = buffers.bands.iter().map(BandBuffers::tiles);
+    fragment_passes
+        .depth_write
+        .encode(&mut pass, pipeline, group, bands);
 }

@@ -26,6 +26,7 @@ use crate::render::passes::preprocess::{
 use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortValues};
 use crate::render::passes::scan::ScanBuffers;
 use crate::render::passes::tile_order::tile_work_bytes;
+use crate::render::passes::tile_quads::BandTiles;
 use crate::render::passes::tile_split::bins_for;
 
 /// The sizes a band's buffers are built for.
@@ -119,6 +120,14 @@ pub struct BandBuffers {
 }
 
 impl BandBuffers {
+    /// What the passes that read the layer draw this band's tiles from.
+    pub fn tiles(&self) -> BandTiles<'_> {
+        BandTiles {
+            tile_order: &self.tile_order,
+            counters: &self.counters,
+        }
+    }
+
     pub fn new(
         device: &Device,
         pipelines: &SplatPipelines,
@@ -225,11 +234,12 @@ impl BandBuffers {
             tile_work_bytes(tiles_in_band),
             storage,
         );
+        // Also the instances of the tile quads that read the layer.
         let tile_order = buffer(
             device,
             "splat tile order",
             u64::from(tiles_in_band.max(1)) * 4,
-            storage,
+            storage | BufferUsages::VERTEX,
         );
 
         let bytes = [

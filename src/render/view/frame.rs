@@ -29,7 +29,7 @@ pub struct SplatFrame {
 
 /// How a view's layer is composited into its main texture.
 pub enum CompositeDraw {
-    /// A fullscreen triangle blended (or written) into the main texture.
+    /// Tile quads over the drawn tiles, blended (or written) into the main texture.
     Fragment {
         pipeline: RenderPipeline,
         bind_group: BindGroup,
@@ -60,7 +60,8 @@ pub struct BandFrame {
     /// The pick pass over this band's tiles (one bind group per tile list), when the
     /// view picks this frame.
     pub pick: Option<[BindGroup; 4]>,
-    /// The tile render's grid: every tile column, the band's tile rows.
+    /// The band's tiles: every tile column, the band's tile rows (the tile order's
+    /// threads; the tile render draws only the tiles it finds reached).
     pub tiles: UVec2,
     /// The tile split's grid: every bin column, the band's bin rows.
     pub bins: UVec2,
@@ -211,7 +212,7 @@ pub fn band_frame(
             &band.view_uniform,
             &band.ranges,
             &band.tile_work,
-            &band.tile_order,
+            (&band.tile_order, &band.counters),
         ),
         tile_render,
         pick,

@@ -7,9 +7,10 @@ use wgpu::{Buffer, BufferUsages, CommandEncoder, Device};
 
 use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::common::buffer;
+use crate::render::passes::indirect::{COUNTERS_SIZE, ViewCounters};
 
-/// Bytes of each band's counters that are read back (see `indirect.wgsl`).
-const COUNTS_BYTES: u64 = 16;
+/// Bytes of each band's counters that are read back: all of them.
+const COUNTS_BYTES: u64 = COUNTERS_SIZE;
 
 /// What the GPU counted for one band in one frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -18,6 +19,19 @@ pub struct GpuCounts {
     pub pairs_needed: u32,
     pub pairs_kept: u32,
     pub visible_kept: u32,
+    pub tiles_drawn: u32,
+}
+
+impl From<&ViewCounters> for GpuCounts {
+    fn from(counters: &ViewCounters) -> Self {
+        Self {
+            visible_splats: counters.visible,
+            pairs_needed: counters.pairs_needed,
+            pairs_kept: counters.pairs_kept,
+            visible_kept: counters.visible_kept,
+            tiles_drawn: counters.tiles_drawn,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,16 +158,9 @@ impl CounterReadback {
     /// Called before encoding a frame: the latest counts, one per band, if back.
     pub fn poll(&self, device: &Device) -> Option<Vec<GpuCounts>> {
         self.staging.poll(device, |data| {
-            let words: &[u32] = bytemuck::cast_slice(data);
-            words
-                .chunks_exact(4)
+            data.chunks_exact(COUNTS_BYTES as usize)
                 .take(self.bands)
-                .map(|w| GpuCounts {
-                    visible_splats: w[0],
-                    pairs_needed: w[1],
-                    pairs_kept: w[2],
-                    visible_kept: w[3],
-                })
+                .map(|band| GpuCounts::from(&bytemuck::pod_read_unaligned::<ViewCounters>(band)))
                 .collect()
         })
     }

@@ -8,7 +8,7 @@ use wgpu::{Buffer, BufferUsages, Device, TextureView};
 use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::common::buffer;
 use crate::render::passes::composite::CompositeUniform;
-use crate::render::passes::tile_render::{MEDIAN_DEPTH_FORMAT, SPLAT_LAYER_FORMAT};
+use crate::render::passes::tile_render::{MEDIAN_DEPTH_FORMAT, SPLAT_LAYER_FORMAT, tiles_for};
 
 /// Bytes per pixel of the splat layer.
 const LAYER_PIXEL_BYTES: u64 = 16;
@@ -94,7 +94,7 @@ impl SplatLayer {
         let composite_params = buffer(
             device,
             "splat composite",
-            16,
+            size_of::<CompositeUniform>() as u64,
             BufferUsages::UNIFORM | BufferUsages::COPY_DST,
         );
         let bytes = u64::from(width) * u64::from(height) * LAYER_PIXEL_BYTES
@@ -125,6 +125,9 @@ impl SplatLayer {
             viewport_origin: origin.to_array(),
             linearize: u32::from(linearize),
             srgb_levels: CompositeUniform::srgb_levels(format),
+            tiles_across: tiles_for(self.viewport).x,
+            viewport_size: self.viewport.to_array(),
+            _pad: 0,
         };
         queue.write_buffer(&self.composite_params, 0, bytemuck::bytes_of(&params));
     }

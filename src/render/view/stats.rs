@@ -29,6 +29,10 @@ pub struct SplatViewStats {
     /// Pairs the buffers held: less than `tile_pairs` means that frame was incomplete
     /// (the buffers grow for the next one).
     pub tile_pairs_kept: u32,
+    /// Tiles ([`TILE_SIZE`](crate::render::TILE_SIZE) pixels on a side) some splat
+    /// reaches, summed over bands: the tile render, the composite and the depth write
+    /// run over these alone, so their cost follows what the splats cover.
+    pub tiles_drawn: u32,
     /// Bands of bin rows the frame was drawn in.
     pub bands: u32,
     /// Frames rendered for this camera so far.
@@ -51,7 +55,7 @@ pub struct SplatViewStats {
     /// The latest frame composited its layer in a compute pass: a single-sampled main
     /// texture that takes storage writes (`CameraMainTextureUsages` with
     /// `STORAGE_BINDING`) in `Rgba8Unorm`, `Rgba16Float` or `Rgba32Float`. Otherwise a
-    /// fullscreen pass blends it.
+    /// fragment pass over the drawn tiles blends it.
     pub compute_composite: bool,
 }
 
@@ -81,7 +85,6 @@ impl SplatViewStats {
         self.visible_splats_kept == self.visible_splats && self.tile_pairs_kept == self.tile_pairs
     }
 
-    /// Takes in one frame's counts, one per band.
     /// The whole frame's splat GPU time in nanoseconds (the sum of the stages).
     pub fn gpu_total_ns(&self) -> Option<u64> {
         self.gpu_pass_ns.map(|stages| stages.iter().sum())
@@ -96,6 +99,7 @@ impl SplatViewStats {
         self.gpu_pass_ns = Some(times);
     }
 
+    /// Takes in one frame's counts, one per band.
     pub(crate) fn record(&mut self, bands: &[GpuCounts]) {
         let sum = |count: fn(&GpuCounts) -> u32| {
             bands
@@ -106,6 +110,7 @@ impl SplatViewStats {
         self.visible_splats_kept = sum(|c| c.visible_kept);
         self.tile_pairs = sum(|c| c.pairs_needed);
         self.tile_pairs_kept = sum(|c| c.pairs_kept);
+        self.tiles_drawn = sum(|c| c.tiles_drawn);
         self.bands = bands.len() as u32;
         self.gpu_reports += 1;
     }

@@ -1,10 +1,12 @@
-//! The fullscreen passes' frame: Bevy's fullscreen triangle (`FullscreenShader`, the
-//! vertex stage) and a fragment stage reading the view's textures at its pixel. The
-//! composite and the depth write are two of these.
+//! The passes that read the splat layer, drawn over the tiles the tile render drew:
+//! a fragment stage reading the view's textures at its pixel over two triangles per
+//! tile (`tile_quads.wgsl`, one instance per drawn tile from the band's tile order,
+//! the count from its counters). The composite and the depth write are two of these.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use bevy::mesh::VertexBufferLayout;
 use bevy::render::render_resource::{
     BindGroupLayoutDescriptor, CachedRenderPipelineId, FragmentState, PipelineCache,
     RenderPipelineDescriptor, VertexState,
@@ -13,14 +15,30 @@ use bevy::shader::ShaderDefVal;
 use wgpu::{BindGroup, BindGroupLayout, BindGroupLayoutEntry, BindingType, Buffer, ShaderStages};
 
 use super::builder::EntryShader;
-use super::common::{bind_group, uniform};
+use super::common::{ShaderChecks, bind_group, uniform};
+use super::indirect::TILE_DRAW_OFFSET;
+use super::library::wgsl_file;
 use crate::render::pipelines::CachedBuilder;
 
-/// A fullscreen pass over one of the view's textures: a fragment shader reading an
-/// unfiltered 2-D texture (binding 0) and a uniform (binding 1), drawn as one triangle
-/// over the viewport. Its pipelines are specialized per (attachment format, sample
-/// count) and queued on Bevy's `PipelineCache` the first time a view asks for one.
-pub struct FullscreenTexturePass {
+pub(crate) const SHADER: EntryShader = EntryShader {
+    file: wgsl_file!("tile_quads.wgsl"),
+    checks: ShaderChecks::All,
+};
+
+/// What one band's draw of tile quads reads: its tile order (the instances) and its
+/// counters (the draw's arguments, which the tile order writes).
+#[derive(Clone, Copy)]
+pub struct BandTiles<'a> {
+    pub tile_order: &'a Buffer,
+    pub counters: &'a Buffer,
+}
+
+/// A pass over the drawn tiles of one of the view's textures: a fragment shader
+/// reading an unfiltered 2-D texture (binding 0) and the layer's uniform (binding 1,
+/// `LayerParams`, which the vertex stage reads too). Its pipelines are specialized per
+/// (attachment format, sample count) and queued on Bevy's `PipelineCache` the first
+/// time a view asks for one.
+pub struct TileQuadPass {
     label: &'static str,
     layout_descriptor: BindGroupLayoutDescriptor,
     layout: BindGroupLayout,
@@ -30,10 +48,10 @@ pub struct FullscreenTexturePass {
     pipelines: Mutex<HashMap<(wgpu::TextureFormat, u32), CachedRenderPipelineId>>,
 }
 
-impl FullscreenTexturePass {
-    /// `shader`'s `fragment` entry point over the viewport, with the fragment reading
-    /// a second texture at binding 2 when `second_texture` is set (the composite's copy
-    /// of the scene behind).
+impl TileQuadPass {
+    /// `shader`'s `fragment` entry point over the drawn tiles, with the fragment
+    /// reading a second texture at binding 2 when `second_texture` is set (the
+    /// composite's copy of the scene behind).
     pub fn new(
         builder: &CachedBuilder<'_>,
         label: &'static str,
@@ -51,7 +69,7 @@ impl FullscreenTexturePass {
             count: None,
         };
         let params = BindGroupLayoutEntry {
-            visibility: ShaderStages::FRAGMENT,
+            visibility: ShaderStages::VERTEX_FRAGMENT,
             ..uniform(1, false)
         };
         let mut entries = vec![texture(0), params];
@@ -59,13 +77,27 @@ impl FullscreenTexturePass {
             entries.push(texture(2));
         }
         let layout_descriptor = BindGroupLayoutDescriptor::new(label, &entries);
+        let shader_defs = builder.shader_defs(&[]);
         Self {
             label,
             layout: builder.layout_of(&layout_descriptor),
             layout_descriptor,
-            vertex: builder.fullscreen_vertex(),
+            vertex: VertexState {
+                shader: builder.entry_shader(SHADER),
+                shader_defs: shader_defs.clone(),
+                entry_point: Some("tile_quad".into()),
+                buffers: vec![VertexBufferLayout {
+                    array_stride: 4,
+                    step_mode: wgpu::VertexStepMode::Instance,
+                    attributes: vec![wgpu::VertexAttribute {
+                        format: wgpu::VertexFormat::Uint32,
+                        offset: 0,
+                        shader_location: 0,
+                    }],
+                }],
+            },
             fragment: (builder.entry_shader(shader), fragment),
-            shader_defs: builder.shader_defs(&[]),
+            shader_defs,
             pipelines: Mutex::default(),
         }
     }
@@ -126,14 +158,19 @@ impl FullscreenTexturePass {
             .map(|pipeline| (**pipeline).clone())
     }
 
-    pub fn encode(
+    /// Draws the drawn tiles of every band, each band's from its own tile order.
+    pub fn encode<'a>(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
         pipeline: &wgpu::RenderPipeline,
         group: &BindGroup,
+        bands: impl IntoIterator<Item = BandTiles<'a>>,
     ) {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, group, &[]);
-        pass.draw(0..3, 0..1);
+        for band in bands {
+            pass.set_vertex_buffer(0, band.tile_order.slice(..));
+            pass.draw_indirect(band.counters, TILE_DRAW_OFFSET);
+        }
     }
 }
