@@ -85,7 +85,7 @@ if [ -n "${HIGS_4K_GRIDS:-}" ]; then
     done
 fi
 # COMPOSITE_GRIDS: the angel grid at these K, 1080p and 4K, with an HDR main texture
-# composited by the fullscreen pass (--hdr) and by the compute pass
+# composited by the fragment pass (--hdr) and by the compute pass
 # (--hdr --compute-composite), one after the other: the composite stage of each.
 for k in ${COMPOSITE_GRIDS:-}; do
     for size in "1920 1080" "3840 2160"; do
@@ -203,6 +203,15 @@ for k in ${SHADOW_GRIDS:-}; do
         [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --shadow-lod $SHADOW_LOD \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_lod.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod: /' | tee -a $OUT/run.log
+        # SHADOW_WHOLE_TILES=1: again with every shadow-map tile drawn by one workgroup
+        # (no chunks of long lists), the same binary.
+        [ -n "${SHADOW_WHOLE_TILES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --whole-tiles \
+            --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_whole.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/whole tiles: /' | tee -a $OUT/run.log
+        [ -n "${SHADOW_WHOLE_TILES:-}" ] && [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k \
+            --shadow-light $light --shadow-lod $SHADOW_LOD --whole-tiles --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_shadow_${light}_lod_whole.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/lod, whole tiles: /' | tee -a $OUT/run.log
         # SHADOW_STAGES=1: again with every stage of every shadow view timed.
         [ -n "${SHADOW_STAGES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --shadow-stages \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_stages.json $limit 2>&1 \

@@ -12,7 +12,8 @@
 //! cargo run --release --example bench -- --cloud-grid 1000 [--cloud-splats 5000] ...
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display | --hdr]
 //!     [--compute-composite]
-//!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]]
+//!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]
+//!      [--whole-tiles]]
 //!     [--lighting shadowed|lit]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
@@ -51,7 +52,9 @@
 //! reported (Bevy's render diagnostics, one span per view) beside the camera's;
 //! `--shadow-stages` times each view's stages too (`SplatShadowPassTimes`);
 //! `--shadow-lod TEXELS` puts `SplatLod` on the light (no budget, nodes down to that
-//! many shadow-map texels), after its cut has had time to settle. `--lighting
+//! many shadow-map texels), after its cut has had time to settle; `--whole-tiles`
+//! draws every shadow-map tile with one workgroup however long its list
+//! (`SplatGpuLimits::max_tile_chunks` 0, the drawing before chunks). `--lighting
 //! shadowed|lit` gives every cloud that `SplatLighting`: the preprocess stage then
 //! includes the light pass (with `--shadow-light`, its lookups of the light's maps).
 //!
@@ -123,6 +126,8 @@ struct Args {
     /// The light draws its shadow views as cuts with nodes down to this many texels
     /// (`--shadow-lod TEXELS`: `SplatLod` on the light, no budget).
     shadow_lod: Option<f32>,
+    /// Shadow views draw every tile with one workgroup (`--whole-tiles`).
+    whole_tiles: bool,
     /// How every cloud takes the light (`--lighting shadowed|lit`, `SplatLighting`):
     /// the preprocess stage then includes the light pass.
     lighting: Option<bevy_splat::SplatLighting>,
@@ -178,6 +183,7 @@ fn parse_args() -> Result<Args, String> {
         lighting: None,
         shadow_stages: false,
         shadow_lod: None,
+        whole_tiles: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -234,6 +240,7 @@ fn parse_args() -> Result<Args, String> {
                 })
             }
             "--shadow-stages" => args.shadow_stages = true,
+            "--whole-tiles" => args.whole_tiles = true,
             "--lighting" => {
                 args.lighting = Some(match value()?.as_str() {
                     "shadowed" => bevy_splat::SplatLighting::SHADOWED,
@@ -564,8 +571,15 @@ fn run() -> Result<(), String> {
         None => WgpuSettings::default(),
     };
     let plugins = DefaultPlugins.set(quiet_log()).disable::<WinitPlugin>();
+    let whole_tiles = args.whole_tiles;
     let mut headless = Headless::with_settings(plugins, settings, |app| {
         app.add_plugins(RenderDiagnosticsPlugin);
+        if whole_tiles {
+            app.insert_resource(bevy_splat::SplatGpuLimits {
+                max_tile_chunks: Some(0),
+                ..default()
+            });
+        }
     });
     let handle = headless.add_splats(splats);
     let others: Vec<_> = scene
@@ -895,6 +909,7 @@ fn run() -> Result<(), String> {
             "shadow_views": json_shadows,
             "shadow_views_total_ms": shadow_total,
             "shadow_lod_texels": args.shadow_lod,
+            "whole_tiles": args.whole_tiles,
             "lighting": args.lighting.map(|l| format!("{l:?}")),
             "whole_frame": whole_frame.as_ref().map(|w| serde_json::json!({
                 "wall_ms": { "median": w.wall.0, "p10": w.wall.1, "p90": w.wall.2 },

@@ -174,6 +174,7 @@ fn a_splat_gpu_limits_cap_draws_in_bands_on_any_device() {
     let (capped, whole) = banded_and_whole(WgpuSettings::default(), |app| {
         app.insert_resource(SplatGpuLimits {
             max_storage_binding_bytes: Some(cap),
+            ..default()
         });
     });
     assert!(

@@ -287,6 +287,7 @@ fn render_resources_read_back_through_the_registry() {
     check_default::<SplatGpuLimits>(&registry);
     world.insert_resource(SplatGpuLimits {
         max_storage_binding_bytes: Some(1 << 20),
+        ..default()
     });
     let limits = resource::<SplatGpuLimits>(world, &registry);
     let ReflectRef::Struct(fields) = limits.reflect_ref() else {

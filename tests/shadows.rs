@@ -20,9 +20,9 @@ use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::{Headless, Rgba8};
-use bevy_splat::{GaussianSplats, SplatLod};
+use bevy_splat::{GaussianSplats, SplatGpuLimits, SplatLod};
 
-use reference_raster::{CpuCloud, PinholeCamera, median_depth};
+use reference_raster::{CpuCloud, PinholeCamera, max_difference, median_depth};
 
 /// The camera's image: the floor seen from above.
 const SIZE: UVec2 = UVec2::new(160, 160);
@@ -151,6 +151,9 @@ struct Variant {
     msaa: bool,
     /// The light draws its shadow views as cuts of the clouds' trees.
     light_lod: Option<SplatLod>,
+    /// Every tile of a shadow view is drawn by one workgroup, however long its list
+    /// (`SplatGpuLimits::max_tile_chunks` 0).
+    whole_tiles: bool,
 }
 
 /// The layer the clouds are on: the light sees it, the cameras do not.
@@ -168,6 +171,12 @@ impl Scene {
         world.insert_resource(PointLightShadowMap {
             size: self.shadow_map / 2,
         });
+        if variant.whole_tiles {
+            world.insert_resource(SplatGpuLimits {
+                max_tile_chunks: Some(0),
+                ..default()
+            });
+        }
         let floor = world.resource_mut::<Assets<Mesh>>().add(
             Plane3d::default()
                 .mesh()
@@ -639,4 +648,41 @@ fn clouds_that_must_not_cast_leave_the_floor_lit() {
         worst <= 1,
         "a light without shadow maps: the floor differs by {worst}"
     );
+}
+
+/// Seen from the light, the angel falls into a few tiles of a small map, whose lists
+/// are far longer than a chunk: drawn in chunks, each by its own workgroup, the shadow
+/// is the one drawn tile by tile. A 32² map has 16 tiles, so the angel's 71 K splats
+/// (each in at least one tile's list) give some tile more than 2 × 2,048 pairs, the
+/// chunk length (while this was written: 6 tiles drawn in 72 chunks at 64²).
+#[test]
+fn long_tile_lists_drawn_in_chunks_cast_the_shadow_whole_tiles_cast() {
+    let mut scene = angel_scene(
+        Light::Directional {
+            direction: Vec3::new(0.3, -1.0, 0.2),
+            cascades: 1,
+        },
+        top_down(),
+    );
+    scene.shadow_map = 32;
+    let chunked = scene.render(Variant::default());
+    let whole = scene.render(Variant {
+        whole_tiles: true,
+        ..default()
+    });
+    let bare = scene.render(Variant {
+        no_cloud: true,
+        ..default()
+    });
+    let shadowed = shadow_mask(&chunked, &bare)
+        .iter()
+        .filter(|p| **p == Some(true))
+        .count();
+    let worst = max_difference(&chunked.rgb(), &whole.rgb());
+    println!("{shadowed} shadowed pixels; chunks against whole tiles: {worst}/255 at most");
+    assert!(
+        shadowed > 100,
+        "the angel casts a shadow: {shadowed} pixels"
+    );
+    assert!(worst <= 1, "chunks against whole tiles: {worst}/255");
 }

@@ -216,6 +216,7 @@ fn viewer_app(
     .insert_resource(ClearColor(options.background))
     .insert_resource(SplatGpuLimits {
         max_storage_binding_bytes: options.max_binding_mib.map(|mib| u64::from(mib) << 20),
+        ..default()
     })
     .init_resource::<ViewerStatus>()
     .insert_resource(LoadStreamed(options.gpu_memory_mib.is_some()));

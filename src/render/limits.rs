@@ -23,6 +23,10 @@ pub struct SplatGpuLimits {
     /// [`MIN_STORAGE_BINDING_BYTES`]); `None`: the device's. A smaller one makes a view
     /// draw its splats in more bands of tile rows and a cloud upload in more chunks.
     pub max_storage_binding_bytes: Option<u64>,
+    /// The most chunks of long tile lists a shadow view keeps room for, each drawn by
+    /// a workgroup of its own (264 bytes each); `None`: as many as its pairs may need,
+    /// up to 65,535. `Some(0)` draws every tile of a shadow view with one workgroup.
+    pub max_tile_chunks: Option<u32>,
 }
 
 impl SplatGpuLimits {

@@ -208,6 +208,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                 pipelines
                     .tile_order
                     .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
+                pipelines.indirect.encode_chunks(pass, &band.indirect);
             }
         },
     );

@@ -29,6 +29,13 @@ pub const BIN_SIZE: u32 = 2 * TILE_SIZE;
 /// one, the tile order launches the busiest classes first.
 pub const WORK_CLASSES: u32 = 64;
 
+/// Pairs of one chunk of a tile's list (the shader def `TILE_CHUNK_PAIRS`): in a
+/// shadow view, a tile with at least this many is drawn by one workgroup per chunk
+/// instead of one for the whole list (`tile_render.wgsl`). Seen from a light far away,
+/// a cloud of 71 K splats falls into a few tiles, and one workgroup walking such a
+/// list held up the whole shadow view (BENCHMARKS.md, the far cascade).
+pub const TILE_CHUNK_PAIRS: u32 = 2048;
+
 /// Threads per workgroup of the one-dimensional passes (the shader def
 /// `WORKGROUP_SIZE`).
 pub const WORKGROUP_SIZE: u32 = 256;
@@ -179,11 +186,11 @@ pub struct SceneDepthVariants {
     flagged: Vec<(FlagVariant, ComputePipeline)>,
 }
 
-/// One more variant of a [`SceneDepthVariants`]: the pass compiled with the flag def
-/// `def`, for a multisampled depth buffer or a single-sampled one.
+/// One more variant of a [`SceneDepthVariants`]: the pass compiled with the flag defs
+/// `defs`, for a multisampled depth buffer or a single-sampled one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlagVariant {
-    pub def: &'static str,
+    pub defs: &'static [&'static str],
     pub multisampled: bool,
 }
 
@@ -199,7 +206,7 @@ impl SceneDepthVariants {
         defs: &[ShaderDef],
         flags: &[FlagVariant],
     ) -> Option<Self> {
-        let mut variant = |multisampled: bool, flag: Option<&'static str>| {
+        let mut variant = |multisampled: bool, flags: &[&'static str]| {
             let mut defs = defs.to_vec();
             let label = if multisampled {
                 defs.push(ShaderDef::Flag("MULTISAMPLED_DEPTH"));
@@ -207,12 +214,10 @@ impl SceneDepthVariants {
             } else {
                 label.to_owned()
             };
-            let kernel_label = match flag {
-                Some(flag) => {
-                    defs.push(ShaderDef::Flag(flag));
-                    format!("{label} ({flag})")
-                }
-                None => label.clone(),
+            defs.extend(flags.iter().map(|&flag| ShaderDef::Flag(flag)));
+            let kernel_label = match flags {
+                [] => label.clone(),
+                flags => format!("{label} ({})", flags.join(", ")),
             };
             let mut entries = entries.to_vec();
             entries.push(BindGroupLayoutEntry {
@@ -237,11 +242,11 @@ impl SceneDepthVariants {
             });
             Some((builder.layout(&layout), pipeline?))
         };
-        let single = variant(false, None);
-        let multisampled = variant(true, None);
+        let single = variant(false, &[]);
+        let multisampled = variant(true, &[]);
         let flagged: Vec<_> = flags
             .iter()
-            .map(|&flag| Some((flag, variant(flag.multisampled, Some(flag.def))?.1)))
+            .map(|&flag| Some((flag, variant(flag.multisampled, flag.defs)?.1)))
             .collect();
         Some(Self {
             single: single?,

@@ -6,6 +6,9 @@
 // `common.rs`'s `TILE_SIZE` and `WORK_CLASSES`, their one definition.
 const TILE_SIZE: u32 = #{TILE_SIZE}u;
 const WORK_CLASSES: u32 = #{WORK_CLASSES}u;
+// Pairs of one chunk of a long tile list in a shadow view (`TILE_CHUNK_PAIRS` in
+// common.rs).
+const TILE_CHUNK_PAIRS: u32 = #{TILE_CHUNK_PAIRS}u;
 // Threads of the kernels that run over splats, pairs or tiles (`WORKGROUP_SIZE`).
 const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
 
@@ -14,7 +17,8 @@ const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
 // visible splats kept (≤ capacity), the dispatches over kept splats and kept pairs,
 // the largest depth key written and then the complement of the smallest, and the
 // tiles some splat reaches with the tile render's grid and the fragment passes' draw
-// over them (the tile order writes those three). Preprocess and duplicate count what
+// over them (the tile order writes those three), the chunks of long tile lists it filed
+// and the grid over them. Preprocess and duplicate count what
 // they would write past a capacity, so the CPU learns what the band needs.
 const COUNTER_VISIBLE: u32 = #{COUNTER_VISIBLE}u;
 const COUNTER_PAIRS_NEEDED: u32 = #{COUNTER_PAIRS_NEEDED}u;
@@ -26,6 +30,8 @@ const COUNTER_DEPTH_KEY_MAX: u32 = #{COUNTER_DEPTH_KEY_MAX}u;
 const COUNTER_TILES_DRAWN: u32 = #{COUNTER_TILES_DRAWN}u;
 const COUNTER_TILE_DISPATCH: u32 = #{COUNTER_TILE_DISPATCH}u;
 const COUNTER_TILE_DRAW: u32 = #{COUNTER_TILE_DRAW}u;
+const COUNTER_TILE_CHUNKS: u32 = #{COUNTER_TILE_CHUNKS}u;
+const COUNTER_CHUNK_DISPATCH: u32 = #{COUNTER_CHUNK_DISPATCH}u;
 // The last pixel centre of a tile, from its first pixel's edge.
 const TILE_LAST_CENTRE: f32 = f32(TILE_SIZE) - 0.5;
 // Indirect grids over a GPU-only count are rows of at most 65,535 workgroups of 256
@@ -240,6 +246,33 @@ fn work_class(pairs: u32) -> u32 {
     let top = firstLeadingBit(pairs);
     let quarter = (pairs >> (top - 2u)) & 3u;
     return min(4u * (top - 1u) + quarter, WORK_CLASSES - 1u);
+}
+
+// A shadow view's tile chunks, in one buffer of words (`tile_order.wgsl` files them,
+// `tile_render.wgsl` draws them): per tile of the band, its first chunk + 1 (0: the
+// tile is drawn whole); then per chunk, its tile and its place in the tile's list;
+// then per chunk, each of its tile's pixels' transmittance through the chunk (f32
+// bits), which the tile's later chunks start from. `capacity` chunks at most.
+const NO_TILE: u32 = 0xffffffffu;
+
+fn band_tiles(view: SplatView) -> u32 {
+    return (view.band_end_row - view.band_first_row) * view.tile_count.x;
+}
+
+// Chunks of a tile's list of `pairs`: one for a short list (drawn whole).
+fn tile_chunk_count(pairs: u32) -> u32 {
+    if pairs < TILE_CHUNK_PAIRS {
+        return 1u;
+    }
+    return (pairs + TILE_CHUNK_PAIRS - 1u) / TILE_CHUNK_PAIRS;
+}
+
+fn chunk_item_word(view: SplatView, chunk: u32) -> u32 {
+    return band_tiles(view) + 2u * chunk;
+}
+
+fn chunk_transmittance_word(view: SplatView, capacity: u32, chunk: u32, pixel: u32) -> u32 {
+    return band_tiles(view) + 2u * capacity + chunk * TILE_SIZE * TILE_SIZE + pixel;
 }
 
 // The linear index of a thread of an indirect grid written by `indirect.wgsl`.

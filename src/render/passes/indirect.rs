@@ -31,7 +31,9 @@ pub struct ViewCounters {
     pub depth_key_min_complement: u32,
     /// Tiles of the band that some splat reaches (the tile order's count).
     pub tiles_drawn: u32,
-    pub _pad: u32,
+    /// Chunks of long tile lists the tile order filed (shadow views; may pass the
+    /// band's chunk capacity, beyond which tiles are drawn whole).
+    pub tile_chunks: u32,
     /// Dispatch arguments of the tile render over the drawn tiles: the band's tiles
     /// across, and rows of them enough for every drawn tile (x, y, z, unused).
     pub tile_dispatch: [u32; 4],
@@ -39,6 +41,8 @@ pub struct ViewCounters {
     /// triangles) per tile, one instance per drawn tile (vertex count, instance count,
     /// first vertex, first instance).
     pub tile_draw: [u32; 4],
+    /// Dispatch arguments over the filed chunks, one workgroup each (x, y, z, unused).
+    pub chunk_dispatch: [u32; 4],
 }
 
 /// Byte offsets of the counters buffer's fields.
@@ -53,11 +57,13 @@ pub const DEPTH_KEY_RANGE_OFFSET: u64 = std::mem::offset_of!(ViewCounters, depth
 pub const TILES_DRAWN_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tiles_drawn) as u64;
 pub const TILE_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_dispatch) as u64;
 pub const TILE_DRAW_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_draw) as u64;
+pub const TILE_CHUNKS_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_chunks) as u64;
+pub const CHUNK_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, chunk_dispatch) as u64;
 /// Size of the counters buffer.
 pub const COUNTERS_SIZE: u64 = size_of::<ViewCounters>() as u64;
 
 /// The word of each counter, as the shader defs `COUNTER_*` the WGSL indexes with.
-pub(crate) fn counter_defs() -> [ShaderDef; 10] {
+pub(crate) fn counter_defs() -> [ShaderDef; 12] {
     let word = |offset: u64| (offset / 4) as u32;
     [
         ShaderDef::UInt("COUNTER_VISIBLE", 0),
@@ -70,6 +76,8 @@ pub(crate) fn counter_defs() -> [ShaderDef; 10] {
         ShaderDef::UInt("COUNTER_TILES_DRAWN", word(TILES_DRAWN_OFFSET)),
         ShaderDef::UInt("COUNTER_TILE_DISPATCH", word(TILE_DISPATCH_OFFSET)),
         ShaderDef::UInt("COUNTER_TILE_DRAW", word(TILE_DRAW_OFFSET)),
+        ShaderDef::UInt("COUNTER_TILE_CHUNKS", word(TILE_CHUNKS_OFFSET)),
+        ShaderDef::UInt("COUNTER_CHUNK_DISPATCH", word(CHUNK_DISPATCH_OFFSET)),
     ]
 }
 
@@ -82,6 +90,7 @@ pub struct IndirectPass {
     layout: BindGroupLayout,
     visible: ComputePipeline,
     pairs: ComputePipeline,
+    chunks: ComputePipeline,
 }
 
 impl IndirectPass {
@@ -101,14 +110,17 @@ impl IndirectPass {
         };
         let visible = kernel("splat visible dispatch", "visible_dispatch");
         let pairs = kernel("splat pair dispatch", "pair_dispatch");
+        let chunks = kernel("splat tile chunk dispatch", "chunk_dispatch");
         Some(Self {
             layout: builder.layout(&layout),
             visible: visible?,
             pairs: pairs?,
+            chunks: chunks?,
         })
     }
 
-    /// `capacities` is a uniform of two u32: the pair capacity, the splat capacity.
+    /// `capacities` is a uniform of three u32: the pair capacity, the splat capacity,
+    /// the tile chunk capacity.
     pub fn bind_group(&self, device: &Device, counters: &Buffer, capacities: &Buffer) -> BindGroup {
         bind_group(
             device,
@@ -129,6 +141,14 @@ impl IndirectPass {
     /// After the scan: clamps the pair count to the capacity, and the grid over pairs.
     pub fn encode_pairs(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup) {
         pass.set_pipeline(&self.pairs);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+
+    /// After the tile order: the grid over the tile chunks it filed, one workgroup
+    /// each, within the chunk capacity.
+    pub fn encode_chunks(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup) {
+        pass.set_pipeline(&self.chunks);
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups(1, 1, 1);
     }

@@ -6,11 +6,12 @@
 #import bevy_splat::common::{
     WORKGROUP_SIZE, COUNTER_VISIBLE, COUNTER_PAIRS_NEEDED, COUNTER_PAIRS_KEPT,
     COUNTER_VISIBLE_KEPT, COUNTER_VISIBLE_DISPATCH, COUNTER_PAIR_DISPATCH,
+    COUNTER_TILE_CHUNKS, COUNTER_CHUNK_DISPATCH,
 }
 
 // The band's counters, by word (`COUNTER_*` in common.wgsl).
 @group(0) @binding(0) var<storage, read_write> counters: array<u32>;
-// x: pair capacity, y: splat capacity.
+// x: pair capacity, y: splat capacity, z: tile chunk capacity.
 @group(0) @binding(1) var<uniform> capacities: vec4<u32>;
 
 const MAX_GROUPS: u32 = 65535u;
@@ -34,4 +35,15 @@ fn pair_dispatch() {
     let kept = min(counters[COUNTER_PAIRS_NEEDED], capacities.x);
     counters[COUNTER_PAIRS_KEPT] = kept;
     write_grid(COUNTER_PAIR_DISPATCH, kept);
+}
+
+// One workgroup per tile chunk the tile order filed within the capacity (it fills the
+// slots of a tile that did not fit with chunks of no tile, so every slot below the
+// capacity holds one), in one row: the capacity is at most MAX_GROUPS.
+@compute @workgroup_size(1)
+fn chunk_dispatch() {
+    let grid = grid_of(min(counters[COUNTER_TILE_CHUNKS], capacities.z), MAX_GROUPS);
+    counters[COUNTER_CHUNK_DISPATCH] = grid.x;
+    counters[COUNTER_CHUNK_DISPATCH + 1u] = grid.y;
+    counters[COUNTER_CHUNK_DISPATCH + 2u] = grid.z;
 }

@@ -161,6 +161,7 @@ pub(crate) fn crate_defs() -> Vec<library::ShaderDef> {
     let sizes = [
         ShaderDef::UInt("TILE_SIZE", common::TILE_SIZE),
         ShaderDef::UInt("WORK_CLASSES", common::WORK_CLASSES),
+        ShaderDef::UInt("TILE_CHUNK_PAIRS", common::TILE_CHUNK_PAIRS),
         ShaderDef::UInt("WORKGROUP_SIZE", common::WORKGROUP_SIZE),
     ];
     sizes

@@ -8,10 +8,17 @@
 // order's first ones: the first thread writes how many, as the tile render's grid and
 // the fragment passes' draw over them. Nothing reads the splat layer at any other
 // tile, so those are neither drawn nor composited.
+//
+// In a view with tile chunks (a shadow view: a chunk capacity above 0), a tile of at
+// least TILE_CHUNK_PAIRS pairs is cut into chunks of that many, each drawn by its own
+// workgroup (`tile_render.wgsl`); its chunks take consecutive places in the view's
+// tile chunks. A tile whose chunks do not fit is drawn whole, and fills the places it
+// took below the capacity with chunks of no tile.
 
 #import bevy_splat::common::{
     SplatView, work_class, linear_thread, WORK_CLASSES, WORKGROUP_SIZE,
-    COUNTER_TILES_DRAWN, COUNTER_TILE_DISPATCH, COUNTER_TILE_DRAW,
+    COUNTER_TILES_DRAWN, COUNTER_TILE_DISPATCH, COUNTER_TILE_DRAW, COUNTER_TILE_CHUNKS,
+    NO_TILE, tile_chunk_count, chunk_item_word,
 }
 
 @group(0) @binding(0) var<uniform> view: SplatView;
@@ -20,8 +27,12 @@
 @group(0) @binding(2) var<storage, read> tile_work: array<u32>;
 // The band's tiles (whole-view tile ids), busiest first.
 @group(0) @binding(3) var<storage, read_write> tile_order: array<u32>;
-// The band's counters (`COUNTER_*`): the drawn tiles and their grid and draw.
-@group(0) @binding(4) var<storage, read_write> counters: array<u32>;
+// The band's counters (`COUNTER_*`): the drawn tiles and their grid and draw, the
+// chunks filed.
+@group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
+// The view's tile chunks (`common.wgsl`), with room for `capacities.z` chunks.
+@group(0) @binding(5) var<storage, read_write> tile_chunks: array<u32>;
+@group(0) @binding(6) var<uniform> capacities: vec4<u32>;
 
 var<workgroup> class_tiles: array<u32, WORK_CLASSES>;
 // Per class, the tiles of the classes above it: where its tiles start in the order.
@@ -49,22 +60,42 @@ fn tile_order_places(
         // Every class above 0 holds tiles with pairs.
         let drawn = class_start[0];
         let across = view.tile_count.x;
-        counters[COUNTER_TILES_DRAWN] = drawn;
+        atomicStore(&counters[COUNTER_TILES_DRAWN], drawn);
         // Whole rows of the band's width: the last row's workgroups past `drawn` draw
         // empty tiles (the order's next), which costs them nothing but their writes.
-        counters[COUNTER_TILE_DISPATCH] = across;
-        counters[COUNTER_TILE_DISPATCH + 1u] = (drawn + across - 1u) / across;
-        counters[COUNTER_TILE_DISPATCH + 2u] = 1u;
-        counters[COUNTER_TILE_DRAW] = 6u;
-        counters[COUNTER_TILE_DRAW + 1u] = drawn;
-        counters[COUNTER_TILE_DRAW + 2u] = 0u;
-        counters[COUNTER_TILE_DRAW + 3u] = 0u;
+        atomicStore(&counters[COUNTER_TILE_DISPATCH], across);
+        atomicStore(&counters[COUNTER_TILE_DISPATCH + 1u], (drawn + across - 1u) / across);
+        atomicStore(&counters[COUNTER_TILE_DISPATCH + 2u], 1u);
+        atomicStore(&counters[COUNTER_TILE_DRAW], 6u);
+        atomicStore(&counters[COUNTER_TILE_DRAW + 1u], drawn);
+        atomicStore(&counters[COUNTER_TILE_DRAW + 2u], 0u);
+        atomicStore(&counters[COUNTER_TILE_DRAW + 3u], 0u);
     }
     let band_tiles = (view.band_end_row - view.band_first_row) * view.tile_count.x;
     if index >= band_tiles {
         return;
     }
     let tile = view.band_first_row * view.tile_count.x + index;
-    let work = work_class(ranges[tile].y - ranges[tile].x);
-    tile_order[class_start[work] + tile_work[WORK_CLASSES + index]] = tile;
+    let pairs = ranges[tile].y - ranges[tile].x;
+    tile_order[class_start[work_class(pairs)] + tile_work[WORK_CLASSES + index]] = tile;
+    let capacity = capacities.z;
+    if capacity > 0u {
+        tile_chunks[index] = file_chunks(tile, tile_chunk_count(pairs), capacity);
+    }
+}
+
+// Files `chunks` chunks of `tile` when it is cut (more than one): its first chunk + 1,
+// or 0 when the tile is drawn whole.
+fn file_chunks(tile: u32, chunks: u32, capacity: u32) -> u32 {
+    if chunks < 2u {
+        return 0u;
+    }
+    let first = atomicAdd(&counters[COUNTER_TILE_CHUNKS], chunks);
+    let fits = first < capacity && chunks <= capacity - first;
+    for (var chunk = 0u; chunk < chunks && first + chunk < capacity; chunk++) {
+        let word = chunk_item_word(view, first + chunk);
+        tile_chunks[word] = select(NO_TILE, tile, fits);
+        tile_chunks[word + 1u] = chunk;
+    }
+    return select(0u, first + 1u, fits);
 }

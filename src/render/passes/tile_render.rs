@@ -11,7 +11,7 @@ use super::common::{
     FlagVariant, SceneDepthVariants, ShaderChecks, TILE_SIZE, bind_group, storage, uniform,
     write_only_texture,
 };
-use super::indirect::TILE_DISPATCH_OFFSET;
+use super::indirect::{CHUNK_DISPATCH_OFFSET, TILE_DISPATCH_OFFSET};
 use super::library::wgsl_file;
 use super::tile_split::TileLists;
 
@@ -42,7 +42,19 @@ pub(crate) const SHADER: EntryShader = EntryShader {
 
 /// The variant that writes the median depth alone (shadow views, single-sampled).
 const SURFACE_ONLY: FlagVariant = FlagVariant {
-    def: "SURFACE_ONLY",
+    defs: &["SURFACE_ONLY"],
+    multisampled: false,
+};
+
+/// The surface over the chunks of long tile lists, after [`CHUNK_TRANSMITTANCE`].
+const TILE_CHUNKS: FlagVariant = FlagVariant {
+    defs: &["SURFACE_ONLY", "TILE_CHUNKS"],
+    multisampled: false,
+};
+
+/// Each chunk's transmittance, which the tile's later chunks start from.
+const CHUNK_TRANSMITTANCE: FlagVariant = FlagVariant {
+    defs: &["SURFACE_ONLY", "TILE_CHUNKS", "CHUNK_TRANSMITTANCE"],
     multisampled: false,
 };
 
@@ -51,11 +63,11 @@ const SURFACE_ONLY: FlagVariant = FlagVariant {
 /// every splat at every pixel.
 const MEDIAN_DEPTH: [FlagVariant; 2] = [
     FlagVariant {
-        def: "MEDIAN_DEPTH",
+        defs: &["MEDIAN_DEPTH"],
         multisampled: false,
     },
     FlagVariant {
-        def: "MEDIAN_DEPTH",
+        defs: &["MEDIAN_DEPTH"],
         multisampled: true,
     },
 ];
@@ -99,6 +111,8 @@ impl TileRenderPass {
             storage(8, true),
             storage(9, true),
             storage(10, true),
+            storage(11, false),
+            uniform(12, false),
         ];
         Some(Self {
             variants: SceneDepthVariants::new(
@@ -107,7 +121,13 @@ impl TileRenderPass {
                 (&entries, 4),
                 (SHADER, "tile_render"),
                 &[],
-                &[SURFACE_ONLY, MEDIAN_DEPTH[0], MEDIAN_DEPTH[1]],
+                &[
+                    SURFACE_ONLY,
+                    TILE_CHUNKS,
+                    CHUNK_TRANSMITTANCE,
+                    MEDIAN_DEPTH[0],
+                    MEDIAN_DEPTH[1],
+                ],
             )?,
         })
     }
@@ -124,6 +144,7 @@ impl TileRenderPass {
         splat_layer: &TextureView,
         tile_order: &Buffer,
         median_depth: &TextureView,
+        (tile_chunks, capacities): (&Buffer, &Buffer),
     ) -> BindGroup {
         bind_group(
             device,
@@ -141,13 +162,17 @@ impl TileRenderPass {
                 lists.0[1].as_entire_binding(),
                 lists.0[2].as_entire_binding(),
                 lists.0[3].as_entire_binding(),
+                tile_chunks.as_entire_binding(),
+                capacities.as_entire_binding(),
             ],
         )
     }
 
     /// One workgroup per tile some splat reaches, on the grid the tile order wrote
     /// into the band's `counters`, drawing `outputs` (the surface alone only over a
-    /// single-sampled scene depth, as shadow views have).
+    /// single-sampled scene depth, as shadow views have); for the surface, then the
+    /// chunks of long tiles the tile order filed, in two dispatches (a band without
+    /// room for chunks files none, and those dispatch no workgroup).
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
@@ -165,5 +190,13 @@ impl TileRenderPass {
         pass.set_pipeline(pipeline.unwrap_or(self.variants.pipeline(multisampled_depth)));
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups_indirect(counters, TILE_DISPATCH_OFFSET);
+        if outputs == TileOutputs::Surface {
+            for step in [CHUNK_TRANSMITTANCE, TILE_CHUNKS] {
+                if let Some(pipeline) = self.variants.flagged(step) {
+                    pass.set_pipeline(pipeline);
+                    pass.dispatch_workgroups_indirect(counters, CHUNK_DISPATCH_OFFSET);
+                }
+            }
+        }
     }
 }

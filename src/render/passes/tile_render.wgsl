@@ -14,11 +14,31 @@
 // its median and blends no colour. MEDIAN_DEPTH (`SplatDepth`): the colour, and the
 // median depth tracked beside it; without either, the blend loop leaves the median's
 // compares out.
+//
+// Chunks (shadow views): seen from a light far away, a whole cloud falls into a few
+// tiles, and one workgroup walking a list of tens of thousands held up the view. A
+// tile of at least TILE_CHUNK_PAIRS pairs is cut into chunks of that many
+// (`tile_order.wgsl` files them), which the SURFACE_ONLY variants draw with a
+// workgroup each, in two dispatches:
+//   CHUNK_TRANSMITTANCE  each chunk but a tile's last: every pixel's transmittance
+//                        through the chunk alone, stopping where it falls to 0.5
+//                        (0 behind the scene)
+//   TILE_CHUNKS          each chunk: a pixel starts from the product of its earlier
+//                        chunks' transmittances (taken in order, the same products
+//                        every later chunk takes), skips the chunk if that is 0.5 or
+//                        less, and otherwise walks it as the whole tile would, its
+//                        running product the same as the first dispatch's. So the
+//                        chunk where the pixel's transmittance falls to 0.5 finds its
+//                        median exactly there, and writes it; the chunk where the pixel
+//                        meets the scene, or the tile's last chunk, writes 0 (far).
+// Exactly one chunk writes each pixel. The plain variant leaves a chunked tile alone.
 
 #import bevy_splat::common::{
     T_MIN, SplatView, ProjectedSplat, splat_colour, half_height, SIGMA_MAX,
     footprint_factors, footprint_sigma, footprint_alpha, buffer_depth, TILE_SIZE,
+    TILE_CHUNK_PAIRS, NO_TILE, chunk_item_word, chunk_transmittance_word,
 }
+#import bevy_splat::common::grid::linear_group
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(1) var<storage, read> projected: array<ProjectedSplat>;
@@ -44,6 +64,10 @@
 // `SplatDepth`: the depth (buffer terms) where each pixel's transmittance first falls
 // to 0.5, or 0 (far) where it never does. A 1×1 stand-in when the camera has none.
 @group(0) @binding(7) var median_depth: texture_storage_2d<r32float, write>;
+// The view's tile chunks (`common.wgsl`; a shadow view's), with room for
+// `capacities.z` chunks, 0 in views that draw every tile whole.
+@group(0) @binding(11) var<storage, read_write> tile_chunks: array<u32>;
+@group(0) @binding(12) var<uniform> capacities: vec4<u32>;
 
 const BATCH: u32 = TILE_SIZE * TILE_SIZE;
 const STRIP_ROWS: u32 = 2u;
@@ -60,6 +84,9 @@ var<workgroup> batch_factors: array<vec4<f32>, BATCH>;  // `footprint_factors`
 var<workgroup> batch_colour: array<vec3<f32>, BATCH>;
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
+// What the workgroup draws: its tile (NO_TILE: nothing), the first and the end of its
+// run of the tile's list, and its chunk (or 0 for a whole tile).
+var<workgroup> work: vec4<u32>;
 
 // The strips of the tile starting at pixel row `tile_top` that the splat's ellipse
 // reaches, as bits. Its half-height (`half_height`) is widened by a small margin so
@@ -79,6 +106,39 @@ fn strip_mask(s: ProjectedSplat, tile_top: f32) -> u32 {
     return through_last & ~((1u << first) - 1u);
 }
 
+// A whole tile, or nothing where its chunks draw it.
+fn whole_tile(tile: u32) -> vec4<u32> {
+    let range = ranges[tile];
+#ifdef SURFACE_ONLY
+    let in_band = tile - view.band_first_row * view.tile_count.x;
+    if capacities.z > 0u && tile_chunks[in_band] != 0u {
+        return vec4<u32>(NO_TILE, 0u, 0u, 0u);
+    }
+#endif
+    return vec4<u32>(tile, range, 0u);
+}
+
+#ifdef TILE_CHUNKS
+// Chunk `chunk` of the view's tile chunks: its run of its tile's list.
+fn tile_chunk(chunk: u32) -> vec4<u32> {
+    let word = chunk_item_word(view, chunk);
+    let tile = tile_chunks[word];
+    if chunk >= capacities.z || tile == NO_TILE {
+        return vec4<u32>(NO_TILE, 0u, 0u, 0u);
+    }
+    let range = ranges[tile];
+    let first = range.x + tile_chunks[word + 1u] * TILE_CHUNK_PAIRS;
+    let end = min(first + TILE_CHUNK_PAIRS, range.y);
+#ifdef CHUNK_TRANSMITTANCE
+    // No later chunk reads the last one's.
+    if end == range.y {
+        return vec4<u32>(NO_TILE, 0u, 0u, 0u);
+    }
+#endif
+    return vec4<u32>(tile, first, end, chunk);
+}
+#endif
+
 // The `index`-th slot of the list of a tile whose place in its bin is `list`.
 fn listed_slot(list: u32, index: u32) -> u32 {
     switch list {
@@ -92,10 +152,22 @@ fn listed_slot(list: u32, index: u32) -> u32 {
 @compute @workgroup_size(TILE_SIZE, TILE_SIZE)
 fn tile_render(
     @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_id) local: vec3<u32>,
     @builtin(local_invocation_index) thread: u32,
 ) {
-    let tile = tile_order[group.x + group.y * view.tile_count.x];
+    if thread == 0u {
+#ifdef TILE_CHUNKS
+        work = tile_chunk(linear_group(group, groups));
+#else
+        work = whole_tile(tile_order[group.x + group.y * view.tile_count.x]);
+#endif
+    }
+    let drawn = workgroupUniformLoad(&work);
+    if drawn.x == NO_TILE {
+        return;
+    }
+    let tile = drawn.x;
     let tile_xy = vec2<u32>(tile % view.tile_count.x, tile / view.tile_count.x);
     let list = (tile_xy.x & 1u) | ((tile_xy.y & 1u) << 1u);
     let pixel = tile_xy * TILE_SIZE + local.xy;
@@ -119,11 +191,29 @@ fn tile_render(
     var colour = vec3<f32>(0.0);
     var median = 0.0;
     var done = !inside;
+    // The transmittance before the run: below 1 only for a tile's later chunks.
+    var before = 1.0;
+    // Whether the pixel ended in this run: at its median, or behind the scene.
+    var ended = false;
+    var behind_scene = false;
+#ifdef TILE_CHUNKS
+#ifndef CHUNK_TRANSMITTANCE
+    // The earlier chunks' transmittances, in order: chunk `drawn.w` is the tile's
+    // chunk `place`, and its earlier chunks take the places before it.
+    let place = (drawn.y - ranges[tile].x) / TILE_CHUNK_PAIRS;
+    for (var earlier = drawn.w - place; earlier < drawn.w; earlier++) {
+        let word = chunk_transmittance_word(view, capacities.z, earlier, thread);
+        before *= bitcast<f32>(tile_chunks[word]);
+    }
+    // The pixel ended in an earlier chunk.
+    done = done || before <= 0.5;
+#endif
+#endif
     if done {
         atomicAdd(&pixels_done, 1u);
     }
 
-    let range = ranges[tile];
+    let range = drawn.yz;
     // Each thread's splat of the next batch is read while the workgroup blends the
     // current one, so that the read's latency hides behind the blending.
     var next: ProjectedSplat;
@@ -165,6 +255,8 @@ fn tile_render(
                 let p = bitcast<vec3<f32>>(staged.yzw);
                 if p.z < scene {
                     done = true;
+                    ended = true;
+                    behind_scene = true;
                     break;
                 }
                 let sigma = footprint_sigma(batch_factors[j], p.xy - centre);
@@ -174,9 +266,12 @@ fn tile_render(
                 let alpha = footprint_alpha(sigma);
                 let next = transmittance * (1.0 - alpha);
 #ifdef SURFACE_ONLY
-                if next <= 0.5 {
+                // `before` is 1 for a whole tile, so this is the plain test there.
+                if before * next <= 0.5 {
                     median = p.z;
                     done = true;
+                    ended = true;
+                    transmittance = next;
                     break;
                 }
 #else
@@ -200,7 +295,20 @@ fn tile_render(
         workgroupBarrier();
     }
 
-    if inside {
+#ifdef CHUNK_TRANSMITTANCE
+    // Through this chunk alone; 0 where the pixel went behind the scene (and for pixels
+    // outside the viewport), so that no later chunk walks on.
+    let through = select(transmittance, 0.0, behind_scene || !inside);
+    let word = chunk_transmittance_word(view, capacities.z, drawn.w, thread);
+    tile_chunks[word] = bitcast<u32>(through);
+#else
+#ifdef TILE_CHUNKS
+    // One chunk writes each pixel: the one where it ended, or the tile's last.
+    let writes = before > 0.5 && (ended || range.y == ranges[tile].y);
+#else
+    let writes = true;
+#endif
+    if inside && writes {
 #ifndef SURFACE_ONLY
         textureStore(splat_layer, vec2<i32>(pixel), vec4<f32>(colour, 1.0 - transmittance));
 #endif
@@ -208,4 +316,5 @@ fn tile_render(
             textureStore(median_depth, vec2<i32>(pixel), vec4<f32>(median, 0.0, 0.0, 0.0));
         }
     }
+#endif
 }

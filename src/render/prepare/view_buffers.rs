@@ -210,6 +210,7 @@ pub fn prepare_splat_view_buffers(
             tiles: tiles_for(size),
             sources: pick_request.is_some(),
             lit_points: receive,
+            tile_chunks: 0,
         };
 
         // Made when the camera asks to be timed, dropped when it no longer does.

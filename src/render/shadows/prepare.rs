@@ -175,6 +175,8 @@ pub fn prepare_shadow_views(
             tiles: tiles_for(size),
             sources: false,
             lit_points: false,
+            // Seen from far, a cloud falls into a few tiles (`tile_render.wgsl`).
+            tile_chunks: gpu_limits.max_tile_chunks.unwrap_or(u32::MAX),
         };
         size_view(
             &mut commands,

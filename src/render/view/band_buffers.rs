@@ -25,7 +25,7 @@ use crate::render::passes::preprocess::{
 };
 use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortValues};
 use crate::render::passes::scan::ScanBuffers;
-use crate::render::passes::tile_order::tile_work_bytes;
+use crate::render::passes::tile_order::{tile_chunk_bytes, tile_chunk_capacity, tile_work_bytes};
 use crate::render::passes::tile_quads::BandTiles;
 use crate::render::passes::tile_split::bins_for;
 
@@ -50,6 +50,10 @@ pub struct BandCapacity {
     /// Whether the band records what the light pass needs of each projected splat (a
     /// view whose clouds receive light): `LIT_POINT_BYTES` more per splat.
     pub lit_points: bool,
+    /// The most chunks of long tile lists the band keeps room for, each drawn by its
+    /// own workgroup (a shadow view's; 0 draws every tile whole): no more than its
+    /// pairs may need (`tile_chunk_capacity`).
+    pub tile_chunks: u32,
 }
 
 impl BandCapacity {
@@ -80,6 +84,12 @@ impl BandCapacity {
             && self.rows == need.rows
             && self.sources == need.sources
             && self.lit_points == need.lit_points
+            && self.tile_chunks == need.tile_chunks
+    }
+
+    /// The tile chunks the band keeps room for (none where it draws tiles whole).
+    pub fn chunk_capacity(&self) -> u32 {
+        tile_chunk_capacity(self.pairs).min(self.tile_chunks)
     }
 }
 
@@ -116,6 +126,9 @@ pub struct BandBuffers {
     pub tile_work: Buffer,
     /// The band's tiles, busiest first: the tile render's launch order.
     pub tile_order: Buffer,
+    /// Long tiles' chunks and their transmittances (`common.wgsl`), where the band
+    /// cuts long tile lists; a few bytes otherwise.
+    pub tile_chunks: Buffer,
     _bytes: GpuBytes,
 }
 
@@ -234,6 +247,12 @@ impl BandBuffers {
             tile_work_bytes(tiles_in_band),
             storage,
         );
+        let tile_chunks = buffer(
+            device,
+            "splat tile chunks",
+            tile_chunk_bytes(tiles_in_band, capacity.chunk_capacity()),
+            storage,
+        );
         // Also the instances of the tile quads that read the layer.
         let tile_order = buffer(
             device,
@@ -255,6 +274,7 @@ impl BandBuffers {
             &bin_ranges,
             &tile_work,
             &tile_order,
+            &tile_chunks,
         ]
         .iter()
         .map(|b| b.size())
@@ -282,6 +302,7 @@ impl BandBuffers {
             sort,
             tile_work,
             tile_order,
+            tile_chunks,
             _bytes: memory.track(bytes),
         }
     }
@@ -315,7 +336,12 @@ impl BandBuffers {
         queue.write_buffer(
             &self.capacities,
             0,
-            bytemuck::bytes_of(&[capacity.pairs, capacity.splats, 0, 0]),
+            bytemuck::bytes_of(&[
+                capacity.pairs,
+                capacity.splats,
+                capacity.chunk_capacity(),
+                0,
+            ]),
         );
         queue.write_buffer(&self.instances, 0, bytemuck::cast_slice(instances));
         for (slot, dispatch) in dispatches.iter().enumerate() {
@@ -359,6 +385,7 @@ mod tests {
                 rows: 0..tiles_y,
                 sources: false,
                 lit_points: false,
+                tile_chunks: 0,
             }
             .pair_key_bits()
         };

@@ -167,6 +167,7 @@ pub fn band_frame(
         &layer.view,
         &band.tile_order,
         &layer.median_depth,
+        (&band.tile_chunks, &band.capacities),
     );
     let pick = picks.map(|picks| {
         pipelines.pick.bind_groups(
@@ -210,9 +211,9 @@ pub fn band_frame(
         tile_order: pipelines.tile_order.bind_group(
             device,
             &band.view_uniform,
-            &band.ranges,
-            &band.tile_work,
+            (&band.ranges, &band.tile_work),
             (&band.tile_order, &band.counters),
+            (&band.tile_chunks, &band.capacities),
         ),
         tile_render,
         pick,

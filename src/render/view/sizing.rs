@@ -27,6 +27,9 @@ pub struct ViewNeed {
     /// The view's clouds receive light: its bands record each projected splat's
     /// `LitPoint`.
     pub lit_points: bool,
+    /// The most chunks of long tile lists the view keeps room for (a shadow view's;
+    /// 0 draws every tile whole).
+    pub tile_chunks: u32,
 }
 
 /// The capacities of every band for this frame. Uses the GPU's latest report on the
@@ -98,6 +101,7 @@ pub fn plan_bands(
             rows: tile_rows(&band.rows, need.tiles.y),
             sources: need.sources,
             lit_points: need.lit_points,
+            tile_chunks: need.tile_chunks,
         })
         .collect()
 }
