@@ -149,6 +149,11 @@ if [ -n "${BASE:-}" ] && [ -f .bin/bench_base.xz ]; then
         /tmp/bench_base --sh3-grid $k --frames ${FRAMES:-200} --warmup 30 --json $OUT/base_SH3_K$k.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/base: /' | tee -a $OUT/run.log
     done
+    # And at 4K for the K in HIGS_4K_GRIDS.
+    for k in ${HIGS_4K_GRIDS:-}; do
+        /tmp/bench_base --angel-grid $k --width 3840 --height 2160 --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/base_K${k}_4k.json $limit 2>&1 | grep -v "^$" | sed 's/^/base 4k: /' | tee -a $OUT/run.log
+    done
 fi
 # DISPLAY_GRIDS: the angel grid drawn as a window shows it (sRGB target, the default
 # composite over a copy of the scene).
@@ -189,11 +194,14 @@ done
 # a directional one (4 cascades of 2048²) and a point one (6 faces of 1024²): each
 # shadow view's GPU time beside the camera's own.
 # With SHADOW_BASE=1 and .bin/bench_shadow_base.xz, that bench (an earlier way of drawing
-# the shadow views, .bin/SHADOW_BASE_COMMIT) runs the same, beside it.
-if [ -n "${SHADOW_BASE:-}" ] && [ -f .bin/bench_shadow_base.xz ]; then
-    python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('.bin/bench_shadow_base.xz'), open('/tmp/bench_shadow_base','wb'))" \
+# the shadow views, .bin/SHADOW_BASE_COMMIT) runs the same, beside it; without that file,
+# .bin/bench_base.xz (.bin/BASE_COMMIT), so one base binary need not travel twice.
+shadow_base=.bin/bench_shadow_base.xz; shadow_base_commit=.bin/SHADOW_BASE_COMMIT
+[ -f $shadow_base ] || { shadow_base=.bin/bench_base.xz; shadow_base_commit=.bin/BASE_COMMIT; }
+if [ -n "${SHADOW_BASE:-}" ] && [ -f $shadow_base ]; then
+    python3 -c "import lzma,shutil; shutil.copyfileobj(lzma.open('$shadow_base'), open('/tmp/bench_shadow_base','wb'))" \
         && chmod +x /tmp/bench_shadow_base
-    echo "shadow base bench: $(cat .bin/SHADOW_BASE_COMMIT 2>/dev/null || echo unknown)" | tee -a $OUT/gpu.txt
+    echo "shadow base bench: $(cat $shadow_base_commit 2>/dev/null || echo unknown)" | tee -a $OUT/gpu.txt
 fi
 for k in ${SHADOW_GRIDS:-}; do
     for light in directional point; do

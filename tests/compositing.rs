@@ -423,6 +423,24 @@ fn hdr_cameras_render_the_same_layer() {
     assert_same(&plain, &hdr, "HDR camera");
 }
 
+/// One frame of `camera`, and what its splats' statistics say of it.
+fn render_with_stats(
+    headless: &mut Headless,
+    camera: &HeadlessCamera,
+) -> (Rgba8, bevy_splat::SplatViewStats) {
+    let image = headless
+        .render(std::slice::from_ref(camera))
+        .unwrap()
+        .remove(0);
+    let stats = headless
+        .app
+        .world()
+        .resource::<bevy_splat::SplatStats>()
+        .get(camera.entity)
+        .expect("the camera's stats");
+    (image, stats)
+}
+
 /// The angel half in front of a cube, through `camera_setup`, composited by a
 /// compute pass (an HDR main texture that takes storage writes) or by the fragment
 /// pass (the same HDR camera without them).
@@ -447,16 +465,7 @@ fn composited(compute: bool, camera_setup: impl Fn(&mut EntityWorldMut)) -> Rgba
             .insert(Hdr);
     }
     camera_setup(&mut headless.app.world_mut().entity_mut(camera.entity));
-    let image = headless
-        .render(std::slice::from_ref(&camera))
-        .unwrap()
-        .remove(0);
-    let stats = headless
-        .app
-        .world()
-        .resource::<bevy_splat::SplatStats>()
-        .get(camera.entity)
-        .expect("the camera's stats");
+    let (image, stats) = render_with_stats(&mut headless, &camera);
     assert_eq!(stats.compute_composite, compute, "the composite that ran");
     image
 }
@@ -507,16 +516,7 @@ fn only_the_tiles_the_splats_reach_are_drawn() {
         bevy_splat::SplatComposite::Passthrough,
         bevy_splat::SplatDepth,
     ));
-    let image = headless
-        .render(std::slice::from_ref(&camera))
-        .unwrap()
-        .remove(0);
-    let stats = headless
-        .app
-        .world()
-        .resource::<bevy_splat::SplatStats>()
-        .get(camera.entity)
-        .expect("the camera's stats");
+    let (image, stats) = render_with_stats(&mut headless, &camera);
 
     let tiles = SIZE / tile;
     let reached: Vec<bool> = (0..tiles.y)

@@ -28,6 +28,16 @@ struct Layout {
     fields: Vec<(String, u32)>,
 }
 
+impl Layout {
+    /// The byte offset of the field `name`.
+    fn offset(&self, name: &str) -> Option<u64> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, offset)| u64::from(*offset))
+    }
+}
+
 /// The layout of a Rust `#[repr(C)]` struct from the fields named.
 macro_rules! rust_layout {
     ($ty:ty { $($field:ident),* $(,)? }) => {
@@ -201,12 +211,7 @@ fn the_preprocess_inputs_match_their_wgsl() {
 fn the_preprocess_counters_sit_where_view_counters_says() {
     let module = compose(wgsl_file!("preprocess.wgsl"), &[]);
     let wgsl = wgsl_layout(&module, None, "PreprocessCounters");
-    let at = |name: &str| {
-        wgsl.fields
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, offset)| u64::from(*offset))
-    };
+    let at = |name: &str| wgsl.offset(name);
     assert_eq!(
         at("visible"),
         Some(offset_of!(ViewCounters, visible) as u64)
@@ -225,12 +230,7 @@ fn the_layer_uniform_is_laid_out_as_composite_uniform_says() {
     let module = compose(wgsl_file!("tile_quads.wgsl"), &[]);
     let wgsl = wgsl_layout(&module, Some("bevy_splat::common"), "LayerParams");
     assert_eq!(u64::from(wgsl.size), size_of::<CompositeUniform>() as u64);
-    let at = |name: &str| {
-        wgsl.fields
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, offset)| u64::from(*offset))
-    };
+    let at = |name: &str| wgsl.offset(name);
     assert_eq!(
         at("origin_and_modes"),
         Some(offset_of!(CompositeUniform, viewport_origin) as u64)
