@@ -208,7 +208,10 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                 pipelines
                     .tile_order
                     .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
-                pipelines.indirect.encode_chunks(pass, &band.indirect);
+                // Only bands with room for chunks of long lists (shadow views') file any.
+                if buffers.capacity.chunk_capacity() > 0 {
+                    pipelines.indirect.encode_chunks(pass, &band.indirect);
+                }
             }
         },
     );
@@ -228,7 +231,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                         raster.multisampled_depth,
                         TileOutputs::of(outputs.colour, outputs.median_depth),
                     ),
-                    &buffers.counters,
+                    (&buffers.counters, buffers.capacity.chunk_capacity() > 0),
                 );
             }
             if let Some((ticket, _)) = picks {

@@ -170,15 +170,15 @@ impl TileRenderPass {
 
     /// One workgroup per tile some splat reaches, on the grid the tile order wrote
     /// into the band's `counters`, drawing `outputs` (the surface alone only over a
-    /// single-sampled scene depth, as shadow views have); for the surface, then the
-    /// chunks of long tiles the tile order filed, in two dispatches (a band without
-    /// room for chunks files none, and those dispatch no workgroup).
+    /// single-sampled scene depth, as shadow views have); for the surface of a band
+    /// with room for chunks (`chunked`), then the chunks of long tiles the tile order
+    /// filed, in two dispatches.
     pub fn encode(
         &self,
         pass: &mut ComputePass<'_>,
         bind_group: &BindGroup,
         (multisampled_depth, outputs): (bool, TileOutputs),
-        counters: &Buffer,
+        (counters, chunked): (&Buffer, bool),
     ) {
         let pipeline = match outputs {
             TileOutputs::Surface => self.variants.flagged(SURFACE_ONLY),
@@ -190,7 +190,7 @@ impl TileRenderPass {
         pass.set_pipeline(pipeline.unwrap_or(self.variants.pipeline(multisampled_depth)));
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups_indirect(counters, TILE_DISPATCH_OFFSET);
-        if outputs == TileOutputs::Surface {
+        if chunked && outputs == TileOutputs::Surface {
             for step in [CHUNK_TRANSMITTANCE, TILE_CHUNKS] {
                 if let Some(pipeline) = self.variants.flagged(step) {
                     pass.set_pipeline(pipeline);
