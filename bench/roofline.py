@@ -8,8 +8,10 @@ pass achieved.
         [--tile-entries-per-pair 1.5625] [--markdown]
 
 The model, per pass (n: visible splats, N: splats, p: bin pairs, e: tile-list
-entries, P: pixels; one pass of the radix sort per 8 key bits; the one-sweep sort
-where a sort's capacity is at most 2^24 entries, else the classic one):
+entries, P: pixels of the tiles drawn, those some splat reaches (the JSON's
+`tiles_drawn` × 64; every pixel of the view for runs from before it was counted,
+when every tile was drawn); one pass of the radix sort per 8 key bits; the one-sweep
+sort where a sort's capacity is at most 2^24 entries, else the classic one):
 
 - preprocess: reads each splat's geometry (48 B) and SH (f16, 2 B a coefficient,
   whole words: 8 B at degree 0, 96 B at degree 3); writes per visible splat its
@@ -52,7 +54,7 @@ def sort_bytes(count, key_bits, capacity):
 def model(run, tile_entries_per_pair):
     scene = run["scene"]
     n, N, p = run["visible_splats"], scene["splats"], run["tile_pairs"]
-    P = scene["width"] * scene["height"]
+    P = run.get("tiles_drawn", 0) * 64 or scene["width"] * scene["height"]
     e = p * tile_entries_per_pair
     degree = 3 if scene.get("sh3_grid") else 0
     bins = math.ceil(scene["width"] / 16) * math.ceil(scene["height"] / 16)
