@@ -15,11 +15,11 @@ const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
 // Words of a band's counters buffer (`ViewCounters` in indirect.rs, which makes these
 // defs from its fields): visible splats, pairs needed, pairs kept (≤ capacity),
 // visible splats kept (≤ capacity), the dispatches over kept splats and kept pairs,
-// the largest depth key written and then the complement of the smallest, and the
-// tiles some splat reaches with the tile render's grid and the fragment passes' draw
-// over them (the tile order writes those three), the chunks of long tile lists it filed
-// and the grid over them. Preprocess and duplicate count what
-// they would write past a capacity, so the CPU learns what the band needs.
+// the largest depth key written and then the complement of the smallest; the tiles
+// some splat reaches, the tile render's grid and the fragment passes' draw over them,
+// and the chunks of long tile lists filed (the tile order writes those four), then the
+// grid over the chunks. Preprocess and duplicate count what they would write past a
+// capacity, so the CPU learns what the band needs.
 const COUNTER_VISIBLE: u32 = #{COUNTER_VISIBLE}u;
 const COUNTER_PAIRS_NEEDED: u32 = #{COUNTER_PAIRS_NEEDED}u;
 const COUNTER_PAIRS_KEPT: u32 = #{COUNTER_PAIRS_KEPT}u;
