@@ -227,6 +227,10 @@ for k in ${SHADOW_GRIDS:-}; do
         [ -x /tmp/bench_shadow_base ] && /tmp/bench_shadow_base --angel-grid $k --shadow-light $light \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/shadow_base_K${k}_$light.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/shadow base: /' | tee -a $OUT/run.log
+        [ -x /tmp/bench_shadow_base ] && [ -n "${SHADOW_LOD:-}" ] && /tmp/bench_shadow_base --angel-grid $k \
+            --shadow-light $light --shadow-lod $SHADOW_LOD --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/shadow_base_K${k}_${light}_lod.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/shadow base, lod: /' | tee -a $OUT/run.log
     done
 done
 # LIGHTING_GRIDS: the angel grid at these K under the directional light of SHADOW_GRIDS,
