@@ -168,12 +168,7 @@ if [ -n "${SORT_STRESS:-}" ] && [ -f .bin/gpu_sort.xz ]; then
     BEVY_SPLAT_SORT_STRESS=$SORT_STRESS BEVY_SPLAT_TEST_ONESWEEP=1 /tmp/gpu_sort --nocapture --test-threads 1 2>&1 \
         | grep -v "^$" | tee $OUT/gpu_sort.log | tail -40
 fi
-# At most 8 files come back from the lent machine: gpu.txt, the logs, and everything
-# else (the JSON reports, ours, gsplat's and HiGS's images, the SH3 layouts' images) in one
-# archive; bench/image_diff.py compares the images.
 cp /tmp/ours_SH3_*.png /tmp/gsplat_SH3_*.ppm /tmp/higs_SH3_*.ppm $OUT/ 2>/dev/null
-(cd $OUT && tar czf results.tgz --remove-files $(ls | grep -vx -e gpu.txt -e run.log -e main.log -e gpu_sort.log -e results.tgz))
-ls -la $OUT
 # LOD_GRIDS: the angel grid at these K drawn exactly and then through the level-of-detail
 # trees at each of LOD_BUDGETS (splats), each image's PSNR against the exact one; with
 # LOD_PATH=N each run then flies the camera N frames into the grid and reports the
@@ -243,3 +238,10 @@ for k in ${LIGHTING_GRIDS:-}; do
             | sed "s/^/lighting $mode: /" | tee -a $OUT/run.log
     done
 done
+# At most 8 files come back from the lent machine: gpu.txt, the logs, and everything
+# else (the JSON reports, ours, gsplat's and HiGS's images, the SH3 layouts' images, the
+# level-of-detail, shadow and lighting runs) in one archive, packed last (2026-12-05: a
+# shadow run's ten reports written after an earlier packing did not come back);
+# bench/image_diff.py compares the images.
+(cd $OUT && tar czf results.tgz --remove-files $(ls | grep -vx -e gpu.txt -e run.log -e main.log -e gpu_sort.log -e results.tgz))
+ls -la $OUT
