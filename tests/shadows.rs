@@ -651,6 +651,20 @@ fn clouds_that_must_not_cast_leave_the_floor_lit() {
     );
 }
 
+/// The angel under a one-cascade sun, with shadow maps of `shadow_map` texels on a
+/// side: small maps put the angel into a few tiles with long lists.
+fn chunk_scene(shadow_map: usize) -> Scene {
+    let mut scene = angel_scene(
+        Light::Directional {
+            direction: Vec3::new(0.3, -1.0, 0.2),
+            cascades: 1,
+        },
+        top_down(),
+    );
+    scene.shadow_map = shadow_map;
+    scene
+}
+
 /// Seen from the light, the angel falls into a few tiles of a small map, whose lists
 /// are far longer than a chunk: drawn in chunks, each by its own workgroup, the shadow
 /// is the one drawn tile by tile, and so it is where the room for chunks runs out
@@ -660,14 +674,7 @@ fn clouds_that_must_not_cast_leave_the_floor_lit() {
 /// drawn in 72 chunks at 64²).
 #[test]
 fn long_tile_lists_drawn_in_chunks_cast_the_shadow_whole_tiles_cast() {
-    let mut scene = angel_scene(
-        Light::Directional {
-            direction: Vec3::new(0.3, -1.0, 0.2),
-            cascades: 1,
-        },
-        top_down(),
-    );
-    scene.shadow_map = 32;
+    let scene = chunk_scene(32);
     let chunked = scene.render(Variant::default());
     let whole = scene.render(Variant {
         max_tile_chunks: Some(0),
@@ -707,14 +714,7 @@ fn long_tile_lists_drawn_in_chunks_cast_the_shadow_whole_tiles_cast() {
 /// cast (while this was written: 35 and 30 chunks in the two bands).
 #[test]
 fn chunks_in_banded_shadow_views_cast_the_shadow_whole_tiles_cast() {
-    let mut scene = angel_scene(
-        Light::Directional {
-            direction: Vec3::new(0.3, -1.0, 0.2),
-            cascades: 1,
-        },
-        top_down(),
-    );
-    scene.shadow_map = 128;
+    let scene = chunk_scene(128);
     let banded = Variant {
         max_binding: Some(2 << 20),
         ..default()

@@ -20,8 +20,6 @@ pub struct GpuCounts {
     pub pairs_kept: u32,
     pub visible_kept: u32,
     pub tiles_drawn: u32,
-    /// Chunks of long tile lists filed (past the band's room, tiles drawn whole).
-    pub tile_chunks: u32,
 }
 
 impl From<&ViewCounters> for GpuCounts {
@@ -32,7 +30,6 @@ impl From<&ViewCounters> for GpuCounts {
             pairs_kept: counters.pairs_kept,
             visible_kept: counters.visible_kept,
             tiles_drawn: counters.tiles_drawn,
-            tile_chunks: counters.tile_chunks,
         }
     }
 }
