@@ -370,8 +370,8 @@ fn largest_step(fade_frames: u32) -> f64 {
         previous = image;
         if stats(&headless).settled() {
             settled_renders += 1;
-            // Long enough for the last fade to run out.
-            if settled_renders > 20 {
+            // Long enough for the last fade to run out (a render is a few frames).
+            if settled_renders > 20 + fade_frames / 3 {
                 break;
             }
         }
@@ -385,9 +385,13 @@ fn largest_step(fade_frames: u32) -> f64 {
 
 #[test]
 fn arriving_detail_fades_in_instead_of_popping() {
-    // Renders are a few frames apart: a long fade shows against a pop.
+    // Renders are a few frames apart, and now and then many more (a render waits for
+    // a complete frame, and the arriving detail grows the buffers): a fade long
+    // against those gaps shows against a pop however the detail's arrival falls
+    // between renders. Over 60 frames it failed about one run in three on lavapipe
+    // (a pop spread over two renders, 12.2, against a fade's largest step, 6.3).
     let popping = largest_step(0);
-    let fading = largest_step(60);
+    let fading = largest_step(240);
     println!("largest change between renders: {popping:.3} at once, {fading:.3} fading");
     assert!(popping > 0.0);
     assert!(
