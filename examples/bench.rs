@@ -683,12 +683,14 @@ fn run() -> Result<(), String> {
             world.entity_mut(cloud).insert(lighting);
         }
     }
+    let mut shadow_light = None;
     if let Some(light) = args.shadow_light {
         let extent = args
             .angel_grid
             .or(args.sh3_grid)
             .map_or(10.0, |k| 1.8 * k as f32);
         let light = spawn_shadow_light(&mut headless, light, Vec3::ZERO, extent);
+        shadow_light = Some(light);
         if let Some(texels) = args.shadow_lod {
             headless
                 .app
@@ -813,11 +815,12 @@ fn run() -> Result<(), String> {
         total_splats, size.x, size.y
     );
     println!(
-        "visible splats: {}, tile pairs: {}, tiles drawn: {} of {}, bands: {}{}",
+        "visible splats: {}, tile pairs: {}, tiles drawn: {} of {} (in {} runs), bands: {}{}",
         stats.visible_splats,
         stats.tile_pairs,
         stats.tiles_drawn,
         size.x.div_ceil(TILE_SIZE) * size.y.div_ceil(TILE_SIZE),
+        stats.tile_runs,
         stats.bands,
         if stats.complete() {
             ""
@@ -858,13 +861,36 @@ fn run() -> Result<(), String> {
 
     let mut shadow_total = 0.0;
     let mut json_shadows = serde_json::Map::new();
+    // What the GPU counted in each view, beside its time.
+    let shadow_counts = shadow_light
+        .map(|light| {
+            headless
+                .app
+                .world()
+                .resource::<bevy_splat::SplatShadowStats>()
+                .get(light)
+        })
+        .unwrap_or_default();
     for (view, values) in &shadow_views {
         let (median, p10, p90) = summary(values);
         shadow_total += median;
-        println!("shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3})");
+        let counts = shadow_counts
+            .iter()
+            .find(|(name, _)| name == view)
+            .map(|(_, s)| *s)
+            .unwrap_or_default();
+        println!(
+            "shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3}); {} visible splats, {} pairs, \
+             {} tiles drawn in {} runs",
+            counts.visible_splats, counts.tile_pairs, counts.tiles_drawn, counts.tile_runs
+        );
         json_shadows.insert(
             view.clone(),
-            serde_json::json!({ "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len() }),
+            serde_json::json!({
+                "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len(),
+                "visible_splats": counts.visible_splats, "tile_pairs": counts.tile_pairs,
+                "tiles_drawn": counts.tiles_drawn, "tile_runs": counts.tile_runs,
+            }),
         );
     }
     if !shadow_views.is_empty() {
@@ -899,6 +925,7 @@ fn run() -> Result<(), String> {
             })),
             "tile_pairs": stats.tile_pairs,
             "tiles_drawn": stats.tiles_drawn,
+            "tile_runs": stats.tile_runs,
             "bands": stats.bands,
             "complete": stats.complete(),
             "gpu_bytes": memory,

@@ -79,12 +79,12 @@ pub use lod::SplatLod;
 #[cfg(feature = "picking")]
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
 pub use raycast::{SplatRayHit, SplatRaycast, SplatRaycastPlugin, SplatRaycastSettings};
-#[cfg(feature = "shadows")]
-pub use render::SplatShadowPassTimes;
 pub use render::{
     SplatComposite, SplatDepth, SplatGpuLimits, SplatLodStats, SplatMemory, SplatPassTimes,
     SplatPipelinesStatus, SplatStats, SplatViewStats,
 };
+#[cfg(feature = "shadows")]
+pub use render::{SplatShadowPassTimes, SplatShadowStats};
 #[cfg(feature = "gltf")]
 pub use scene::{GaussianSceneRoot, GaussianSceneSpawned};
 pub use shader::{SplatShader, SplatShaderAppExt, SplatShaderId, SplatShaderSource, SplatShaders};

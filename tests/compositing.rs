@@ -559,6 +559,31 @@ fn only_the_tiles_the_splats_reach_are_drawn() {
         "{} tiles drawn, the reference reaches {at_least} ({at_most} with a margin)",
         stats.tiles_drawn
     );
+    // The composite draws a quad over each run of drawn tiles along a row (this view's
+    // 96 tiles are one workgroup's, so only rows end runs).
+    let reference_runs = (0..tiles.y)
+        .flat_map(|ty| (0..tiles.x).map(move |tx| (tx, ty)))
+        .filter(|&(tx, ty)| {
+            let at = |x: u32| reached[(ty * tiles.x + x) as usize];
+            at(tx) && (tx == 0 || !at(tx - 1))
+        })
+        .count() as u32;
+    println!(
+        "{} runs of drawn tiles, the reference's {reference_runs}",
+        stats.tile_runs
+    );
+    assert!(
+        stats.tile_runs > 0 && stats.tile_runs < stats.tiles_drawn,
+        "{} runs over {} tiles",
+        stats.tile_runs,
+        stats.tiles_drawn
+    );
+    if stats.tiles_drawn == at_least {
+        assert_eq!(
+            stats.tile_runs, reference_runs,
+            "the reference's tiles, its runs"
+        );
+    }
     let expected: Vec<u8> = cpu_layer
         .iter()
         .flat_map(|p| (0..3).map(|c| to_unorm8(p[c])))

@@ -3,6 +3,7 @@
 //! light (one cascade and several) and a point light, and the shadow on the floor
 //! matches the silhouette the CPU reference finds from the light. `NotShadowCaster`,
 //! a layer the light does not share, and a light without shadow maps cast nothing.
+//! Each shadow view reports what it drew (`SplatShadowStats`).
 //!
 //! The clouds sit on a render layer the cameras do not see, so the image is the floor
 //! alone: lit where the light reaches it, dark where a splat surface is in the way.
@@ -20,7 +21,7 @@ use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::{Headless, Rgba8};
-use bevy_splat::{GaussianSplats, SplatGpuLimits, SplatLod};
+use bevy_splat::{GaussianSplats, SplatGpuLimits, SplatLod, SplatShadowStats, SplatViewStats};
 
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, median_depth};
 
@@ -164,6 +165,12 @@ const CLOUD_LAYER: usize = 1;
 
 impl Scene {
     fn render(&self, variant: Variant) -> Rgba8 {
+        self.render_counted(variant).0
+    }
+
+    /// The image, and what the GPU counted in each of the light's shadow views
+    /// (`SplatShadowStats`).
+    fn render_counted(&self, variant: Variant) -> (Rgba8, Vec<(String, SplatViewStats)>) {
         let mut headless = Headless::new(common::headless_plugins());
         let world = headless.app.world_mut();
         // Small shadow maps keep lavapipe quick; the cascades still resolve a texel
@@ -283,7 +290,13 @@ impl Scene {
         for _ in 0..8 {
             headless.app.update();
         }
-        headless.read_back(&camera).expect("the image")
+        let image = headless.read_back(&camera).expect("the image");
+        let counts = headless
+            .app
+            .world()
+            .resource::<SplatShadowStats>()
+            .get(light);
+        (image, counts)
     }
 
     /// Where the CPU reference finds the floor in the splats' shadow, per pixel of
@@ -488,6 +501,32 @@ fn several_cascades_cast_where_the_camera_looks_across_them() {
     // Four maps: smaller ones keep lavapipe quick.
     scene.shadow_map = 512;
     check_shadow(&scene, Variant::default(), "cascades", 0.9);
+
+    // Each cascade reports what it drew.
+    let (_, views) = scene.render_counted(Variant::default());
+    let names: Vec<&str> = views.iter().map(|(name, _)| name.as_str()).collect();
+    println!("shadow views: {names:?}");
+    assert_eq!(views.len(), 4, "one entry per cascade: {names:?}");
+    for (name, counts) in &views {
+        println!(
+            "{name}: {} visible, {} pairs, {} tiles in {} runs",
+            counts.visible_splats, counts.tile_pairs, counts.tiles_drawn, counts.tile_runs
+        );
+        assert!(name.contains("cascade"), "{name}");
+        assert!(counts.gpu_reports > 0 && counts.complete(), "{name}");
+        assert!(
+            (1..=scene.splats.len() as u32).contains(&counts.visible_splats),
+            "{name}: {} visible splats",
+            counts.visible_splats
+        );
+        assert!(counts.tile_pairs > 0, "{name}");
+        assert!(
+            (1..=counts.tiles_drawn).contains(&counts.tile_runs),
+            "{name}: {} runs over {} tiles",
+            counts.tile_runs,
+            counts.tiles_drawn
+        );
+    }
 }
 
 #[test]
@@ -624,9 +663,10 @@ fn clouds_that_must_not_cast_leave_the_floor_lit() {
             },
         ),
     ] {
-        let image = scene.render(variant);
+        let (image, views) = scene.render_counted(variant);
         let worst = reference_raster::max_difference(&image.rgb(), &bare.rgb());
         assert!(worst <= 1, "{name}: the floor differs by {worst}");
+        assert!(views.is_empty(), "{name}: views drew splats: {views:?}");
     }
     // The plain scene does cast: the comparison above can fail.
     let cast = scene.render(Variant::default());

@@ -59,9 +59,9 @@ pub use passes::pick::MAX_PICKS;
 pub use pipelines::SplatPipelinesStatus;
 pub use record::DIAGNOSTIC_SPAN;
 #[cfg(feature = "shadows")]
-pub use shadows::SplatShadowPassTimes;
-#[cfg(feature = "shadows")]
 pub use shadows::record::SHADOW_DIAGNOSTIC_SPAN;
+#[cfg(feature = "shadows")]
+pub use shadows::{SplatShadowPassTimes, SplatShadowStats};
 pub use stage::{PASS_NAMES, SplatStage};
 pub use view::picks::{SplatPick, SplatPickAnswer, SplatPickAnswers, SplatPickRequest};
 pub use view::stats::{SplatLodStats, SplatStats, SplatViewStats};
@@ -178,7 +178,11 @@ impl Plugin for SplatRenderPlugin {
             );
         #[cfg(feature = "shadows")]
         {
-            shadows::add_systems(render_app);
+            let shadow_stats = app.world().resource::<shadows::SplatShadowStats>().clone();
+            let Some(render_app) = app.get_sub_app_mut(RenderApp) else {
+                return;
+            };
+            shadows::add_systems(render_app, shadow_stats);
             lighting::add_systems(render_app);
         }
     }

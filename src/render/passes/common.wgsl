@@ -16,9 +16,9 @@ const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
 // defs from its fields): visible splats, pairs needed, pairs kept (≤ capacity),
 // visible splats kept (≤ capacity), the dispatches over kept splats and kept pairs,
 // the largest depth key written and then the complement of the smallest; the tiles
-// some splat reaches, the tile render's grid and the fragment passes' draw over them,
-// and the chunks of long tile lists filed (the tile order writes those four), then the
-// grid over the chunks. Preprocess and duplicate count what they would write past a
+// some splat reaches, the tile render's grid, the fragment passes' draw over the runs
+// of drawn tiles and the chunks of long tile lists filed (the tile order writes those
+// four), then the grid over the chunks. Preprocess and duplicate count what they would write past a
 // capacity, so the CPU learns what the band needs.
 const COUNTER_VISIBLE: u32 = #{COUNTER_VISIBLE}u;
 const COUNTER_PAIRS_NEEDED: u32 = #{COUNTER_PAIRS_NEEDED}u;

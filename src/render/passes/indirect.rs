@@ -38,8 +38,8 @@ pub struct ViewCounters {
     /// across, and rows of them enough for every drawn tile (x, y, z, unused).
     pub tile_dispatch: [u32; 4],
     /// Draw arguments of the fragment passes over the drawn tiles: six vertices (two
-    /// triangles) per tile, one instance per drawn tile (vertex count, instance count,
-    /// first vertex, first instance).
+    /// triangles) per run of drawn tiles along a row, one instance per run (vertex
+    /// count, instance count, first vertex, first instance).
     pub tile_draw: [u32; 4],
     /// Dispatch arguments over the filed chunks, one workgroup each (x, y, z, unused).
     pub chunk_dispatch: [u32; 4],

@@ -68,6 +68,7 @@ impl TileOrderPass {
                 storage(4, false),
                 storage(5, false),
                 uniform(6, false),
+                storage(7, false),
             ],
         );
         let places = builder.kernel(&Kernel {
@@ -84,14 +85,16 @@ impl TileOrderPass {
     }
 
     /// From the tiles' `ranges` and the split's `tile_work` into `tile_order`, the
-    /// drawn tiles' count, grid and draw into the band's `counters`, and the long
-    /// tiles' chunks into `tile_chunks` (within the chunk capacity of `capacities`).
+    /// drawn tiles' count and grid and the draw over their runs into the band's
+    /// `counters`, the runs into `tile_runs` (`TILE_RUN_BYTES` per band tile), and the
+    /// long tiles' chunks into `tile_chunks` (within the chunk capacity of
+    /// `capacities`).
     pub fn bind_group(
         &self,
         device: &Device,
         view_uniform: &Buffer,
         (ranges, tile_work): (&Buffer, &Buffer),
-        (tile_order, counters): (&Buffer, &Buffer),
+        (tile_order, tile_runs, counters): (&Buffer, &Buffer, &Buffer),
         (tile_chunks, capacities): (&Buffer, &Buffer),
     ) -> BindGroup {
         bind_group(
@@ -106,6 +109,7 @@ impl TileOrderPass {
                 counters.as_entire_binding(),
                 tile_chunks.as_entire_binding(),
                 capacities.as_entire_binding(),
+                tile_runs.as_entire_binding(),
             ],
         )
     }

@@ -5,9 +5,17 @@
 // alone at the end. Within a class the order is whatever the split's atomics made.
 //
 // Tiles no splat reaches (class 0) come last, so the tiles worth drawing are the
-// order's first ones: the first thread writes how many, as the tile render's grid and
-// the fragment passes' draw over them. Nothing reads the splat layer at any other
-// tile, so those are neither drawn nor composited.
+// order's first ones: the first thread writes how many, as the tile render's grid.
+// Nothing reads the splat layer at any other tile, so those are neither drawn nor
+// composited.
+//
+// The fragment passes that read the layer (`tile_quads.wgsl`) draw one quad per run of
+// drawn tiles along a tile row rather than one per tile: on a GPU with little raster
+// hardware a quad of 8×8 pixels filled at half the rate of a full-screen triangle
+// (H200), and most drawn tiles have drawn neighbours. A run lies within one row and
+// one workgroup's tiles, so each workgroup finds its own from its tiles' flags in
+// workgroup memory and appends them, in any order (quads do not overlap), counting
+// them into the draw's instances.
 //
 // In a view with tile chunks (a shadow view: a chunk capacity above 0), a tile of at
 // least TILE_CHUNK_PAIRS pairs is cut into chunks of that many, each drawn by its own
@@ -38,10 +46,14 @@ const CHUNKED_VIEW_TILES: u32 = 1024u;
 // The view's tile chunks (`common.wgsl`), with room for `capacities.z` chunks.
 @group(0) @binding(5) var<storage, read_write> tile_chunks: array<u32>;
 @group(0) @binding(6) var<uniform> capacities: vec4<u32>;
+// The band's runs of drawn tiles, as many as the draw's instances: (first tile, tiles).
+@group(0) @binding(7) var<storage, read_write> tile_runs: array<vec2<u32>>;
 
 var<workgroup> class_tiles: array<u32, WORK_CLASSES>;
 // Per class, the tiles of the classes above it: where its tiles start in the order.
 var<workgroup> class_start: array<u32, WORK_CLASSES>;
+// Whether each of the workgroup's tiles is drawn.
+var<workgroup> tile_drawn: array<u32, WORKGROUP_SIZE>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn tile_order_places(
@@ -71,17 +83,22 @@ fn tile_order_places(
         atomicStore(&counters[COUNTER_TILE_DISPATCH], across);
         atomicStore(&counters[COUNTER_TILE_DISPATCH + 1u], (drawn + across - 1u) / across);
         atomicStore(&counters[COUNTER_TILE_DISPATCH + 2u], 1u);
+        // Six vertices a run; its instance count is counted up below (the counters
+        // start every frame at 0).
         atomicStore(&counters[COUNTER_TILE_DRAW], 6u);
-        atomicStore(&counters[COUNTER_TILE_DRAW + 1u], drawn);
-        atomicStore(&counters[COUNTER_TILE_DRAW + 2u], 0u);
-        atomicStore(&counters[COUNTER_TILE_DRAW + 3u], 0u);
     }
     let band_tiles = (view.band_end_row - view.band_first_row) * view.tile_count.x;
+    let tile = view.band_first_row * view.tile_count.x + index;
+    var pairs = 0u;
+    if index < band_tiles {
+        pairs = ranges[tile].y - ranges[tile].x;
+    }
+    tile_drawn[thread] = u32(pairs > 0u);
+    workgroupBarrier();
     if index >= band_tiles {
         return;
     }
-    let tile = view.band_first_row * view.tile_count.x + index;
-    let pairs = ranges[tile].y - ranges[tile].x;
+    append_run(tile, thread);
     tile_order[class_start[work_class(pairs)] + tile_work[WORK_CLASSES + index]] = tile;
     // Chunks pay only where the view's few tiles cannot keep the GPU busy: with more,
     // the tile render is bound by its total work, which chunks add to (H200, K = 9:
@@ -91,6 +108,23 @@ fn tile_order_places(
         let room = select(0u, capacities.z, class_start[0] < CHUNKED_VIEW_TILES);
         tile_chunks[index] = file_chunks(tile, tile_chunk_count(pairs), room);
     }
+}
+
+// Where the workgroup's `thread`-th tile starts a run of drawn tiles (drawn, and first
+// in its row or in the workgroup or after a tile not drawn), appends the run: it ends
+// at the row's or the workgroup's end or before the next tile not drawn.
+fn append_run(tile: u32, thread: u32) {
+    let across = view.tile_count.x;
+    let column = tile % across;
+    if tile_drawn[thread] == 0u || (column > 0u && thread > 0u && tile_drawn[thread - 1u] != 0u) {
+        return;
+    }
+    let limit = min(across - column, WORKGROUP_SIZE - thread);
+    var length = 1u;
+    while length < limit && tile_drawn[thread + length] != 0u {
+        length++;
+    }
+    tile_runs[atomicAdd(&counters[COUNTER_TILE_DRAW + 1u], 1u)] = vec2<u32>(tile, length);
 }
 
 // Files `chunks` chunks of `tile` when it is cut (more than one): its first chunk + 1,

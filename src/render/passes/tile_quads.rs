@@ -1,7 +1,7 @@
 //! The passes that read the splat layer, drawn over the tiles the tile render drew:
 //! a fragment stage reading the view's textures at its pixel over two triangles per
-//! tile (`tile_quads.wgsl`, one instance per drawn tile from the band's tile order,
-//! the count from its counters). The composite and the depth write are two of these.
+//! run of drawn tiles along a tile row (`tile_quads.wgsl`, one instance per run from
+//! the band's tile runs, the count from its counters). The composite and the depth write are two of these.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -25,11 +25,15 @@ pub(crate) const SHADER: EntryShader = EntryShader {
     checks: ShaderChecks::All,
 };
 
-/// What one band's draw of tile quads reads: its tile order (the instances) and its
-/// counters (the draw's arguments, which the tile order writes).
+/// Bytes of one run of drawn tiles in a band's tile runs: its first tile (a whole-view
+/// id) and its length in tiles.
+pub const TILE_RUN_BYTES: u64 = 8;
+
+/// What one band's draw of tile quads reads: its runs of drawn tiles (the instances)
+/// and its counters (the draw's arguments; the tile order writes both).
 #[derive(Clone, Copy)]
 pub struct BandTiles<'a> {
-    pub tile_order: &'a Buffer,
+    pub tile_runs: &'a Buffer,
     pub counters: &'a Buffer,
 }
 
@@ -87,10 +91,10 @@ impl TileQuadPass {
                 shader_defs: shader_defs.clone(),
                 entry_point: Some("tile_quad".into()),
                 buffers: vec![VertexBufferLayout {
-                    array_stride: 4,
+                    array_stride: TILE_RUN_BYTES,
                     step_mode: wgpu::VertexStepMode::Instance,
                     attributes: vec![wgpu::VertexAttribute {
-                        format: wgpu::VertexFormat::Uint32,
+                        format: wgpu::VertexFormat::Uint32x2,
                         offset: 0,
                         shader_location: 0,
                     }],
@@ -158,7 +162,7 @@ impl TileQuadPass {
             .map(|pipeline| (**pipeline).clone())
     }
 
-    /// Draws the drawn tiles of every band, each band's from its own tile order.
+    /// Draws the drawn tiles of every band, each band's from its own tile runs.
     pub fn encode<'a>(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -169,7 +173,7 @@ impl TileQuadPass {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, group, &[]);
         for band in bands {
-            pass.set_vertex_buffer(0, band.tile_order.slice(..));
+            pass.set_vertex_buffer(0, band.tile_runs.slice(..));
             pass.draw_indirect(band.counters, TILE_DRAW_OFFSET);
         }
     }

@@ -1,9 +1,9 @@
 // tile quads: the vertex stage of the passes that read the splat layer (the composite
-// and the depth write). Two triangles over each tile the tile render drew, one
-// instance per tile: the band's tile order is the instance buffer and its first
-// `tiles_drawn` entries are drawn (`tile_order.wgsl` writes the draw). A pixel of a
-// tile no splat reaches would leave the target as it was, so it is not rasterized at
-// all: these passes cost what the splats cover, not the viewport.
+// and the depth write). Two triangles over each run of drawn tiles along a tile row,
+// one instance per run: the band's tile runs are the instance buffer, and the tile
+// order counts them into the draw (`tile_order.wgsl`). A pixel of a tile no splat
+// reaches would leave the target as it was, so it is not rasterized at all: these
+// passes cost what the splats cover, not the viewport.
 
 #import bevy_splat::common::{LayerParams, TILE_SIZE}
 
@@ -12,7 +12,7 @@
 @vertex
 fn tile_quad(
     @builtin(vertex_index) corner: u32,
-    @location(0) tile: u32,
+    @location(0) run: vec2<u32>,
 ) -> @builtin(position) vec4<f32> {
     // Corners 0..6: (0,0) (1,0) (0,1), (0,1) (1,0) (1,1).
     let offset = vec2<u32>(
@@ -21,9 +21,11 @@ fn tile_quad(
     );
     let across = max(params.tiles.x, 1u);
     let size = max(params.tiles.yz, vec2<u32>(1u));
-    let first = vec2<u32>(tile % across, tile / across);
-    // A tile over the viewport's right or bottom edge ends at the edge.
-    let pixel = vec2<f32>(min((first + offset) * TILE_SIZE, size));
+    let first = vec2<u32>(run.x % across, run.x / across);
+    // The run's `run.y` tiles across; a tile over the viewport's right or bottom edge
+    // ends at the edge.
+    let corner_tile = first + offset * vec2<u32>(run.y, 1u);
+    let pixel = vec2<f32>(min(corner_tile * TILE_SIZE, size));
     let ndc = pixel / vec2<f32>(size) * 2.0 - 1.0;
     return vec4<f32>(ndc.x, -ndc.y, 0.0, 1.0);
 }

@@ -13,7 +13,9 @@
 //!   on Bevy's shadow view entities;
 //! - [`record`]: the `Core3d` systems that record them, ordered after Bevy's shadow
 //!   passes and before the main pass that samples the maps;
-//! - `timing`: [`SplatShadowPassTimes`], which times every stage of every view.
+//! - `timing`: [`SplatShadowPassTimes`], which times every stage of every view;
+//! - `stats`: [`SplatShadowStats`], what the GPU counted in every view, for the main
+//!   world.
 //!
 //! Directional cascades are drawn in each camera's own run (every camera reuses the
 //! same layers for its cascades); point and spot views in their own runs, once a
@@ -24,8 +26,10 @@ use bevy::render::extract_resource::ExtractResourcePlugin;
 pub(crate) mod casters;
 pub(crate) mod prepare;
 pub(crate) mod record;
+mod stats;
 mod timing;
 
+pub use stats::SplatShadowStats;
 pub use timing::SplatShadowPassTimes;
 
 use bevy::app::SubApp;
@@ -37,12 +41,16 @@ use bevy::render::{Render, RenderStartup, RenderSystems};
 /// Adds what the main world sets for the shadow views.
 pub(crate) fn add_to_main(app: &mut bevy::app::App) {
     app.register_type::<SplatShadowPassTimes>()
+        .register_type::<SplatShadowStats>()
+        .init_resource::<SplatShadowStats>()
         .add_plugins(ExtractResourcePlugin::<SplatShadowPassTimes>::default());
 }
 
-/// Adds the shadow views' systems to the render app.
-pub(crate) fn add_systems(render_app: &mut SubApp) {
+/// Adds the shadow views' systems to the render app, sharing `stats` with the main
+/// world.
+pub(crate) fn add_systems(render_app: &mut SubApp, stats: SplatShadowStats) {
     render_app
+        .insert_resource(stats)
         .add_systems(RenderStartup, prepare::NoSceneDepth::init)
         .add_systems(
             Render,

@@ -16,6 +16,7 @@ use bevy::render::view::ExtractedView;
 use wgpu::{BindGroup, RenderPipeline, TextureView};
 
 use super::casters::{casters, nearest_depth};
+use super::stats::SplatShadowStats;
 use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
@@ -81,7 +82,7 @@ impl NoSceneDepth {
 
 type ShadowViewItem<'a> = (
     Entity,
-    &'a ExtractedView,
+    (&'a ExtractedView, &'a ShadowView),
     &'a Frustum,
     (&'a LightEntity, Option<&'a RenderLayers>),
     Option<&'a mut ViewBuffers>,
@@ -98,7 +99,8 @@ fn light_of(view: &LightEntity) -> Entity {
 }
 
 /// Plans every shadow view's draw ([`ViewDraw`]) from the clouds that cast into it,
-/// and sizes its buffers from the GPU's latest counts, as for a camera.
+/// and sizes its buffers from the GPU's latest counts, as for a camera; the counts go
+/// to [`SplatShadowStats`] too.
 pub fn prepare_shadow_views(
     mut commands: Commands,
     device: Res<RenderDevice>,
@@ -107,10 +109,11 @@ pub fn prepare_shadow_views(
     gpu_limits: Res<SplatGpuLimits>,
     mut views: Query<ShadowViewItem, With<ShadowView>>,
     clouds: Query<(&MainEntity, &ExtractedCloud)>,
-    lights: Query<&SplatLod>,
+    lights: Query<(&MainEntity, Option<&SplatLod>)>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
+    stats: Res<SplatShadowStats>,
 ) {
     let Some(pipelines) = pipelines else {
         return;
@@ -119,7 +122,8 @@ pub fn prepare_shadow_views(
     let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SortKey::U32.bytes());
     let device = device.wgpu_device();
     let default_layers = RenderLayers::default();
-    for (entity, view, frustum, (light, layers), buffers, view_lod) in &mut views {
+    let mut drawing = Vec::new();
+    for (entity, (view, shadow_view), frustum, (light, layers), buffers, view_lod) in &mut views {
         let started = Instant::now();
         let size = UVec2::new(view.viewport.z, view.viewport.w);
         let drawn = casters(
@@ -145,7 +149,9 @@ pub fn prepare_shadow_views(
         let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
         // A light with `SplatLod` draws each of its views as a cut, as a camera does;
         // the view's LOD state is made when the light asks and dropped when it stops.
-        let lod_settings = lights.get(light_of(light)).ok();
+        let (light_main, lod_settings) = lights
+            .get(light_of(light))
+            .map_or((None, None), |(main, lod)| (Some(main.id()), lod));
         let lod = ViewLod::follow(
             &mut commands,
             entity,
@@ -178,7 +184,7 @@ pub fn prepare_shadow_views(
             // Seen from far, a cloud falls into a few tiles (`tile_render.wgsl`).
             tile_chunks: gpu_limits.max_tile_chunks.unwrap_or(u32::MAX),
         };
-        size_view(
+        let counts = size_view(
             &mut commands,
             entity,
             buffers,
@@ -189,6 +195,13 @@ pub fn prepare_shadow_views(
             &pipelines,
             &memory,
         );
+        if let Some(light_main) = light_main {
+            let view_name = shadow_view.pass_name.to_string();
+            if let Some(counts) = counts {
+                stats.record(light_main, &view_name, &counts);
+            }
+            drawing.push((light_main, view_name));
+        }
         let mut entity_commands = commands.entity(entity);
         entity_commands.insert(ViewDraw {
             receive: false,
@@ -202,6 +215,7 @@ pub fn prepare_shadow_views(
             planned_ns: started.elapsed().as_nanos() as u64,
         });
     }
+    stats.retain(&drawing);
 }
 
 /// Writes every drawing shadow view's uniforms and makes its frame's bind groups

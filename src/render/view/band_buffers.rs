@@ -26,7 +26,7 @@ use crate::render::passes::preprocess::{
 use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortValues};
 use crate::render::passes::scan::ScanBuffers;
 use crate::render::passes::tile_order::{tile_chunk_bytes, tile_chunk_capacity, tile_work_bytes};
-use crate::render::passes::tile_quads::BandTiles;
+use crate::render::passes::tile_quads::{BandTiles, TILE_RUN_BYTES};
 use crate::render::passes::tile_split::bins_for;
 
 /// The sizes a band's buffers are built for.
@@ -126,6 +126,9 @@ pub struct BandBuffers {
     pub tile_work: Buffer,
     /// The band's tiles, busiest first: the tile render's launch order.
     pub tile_order: Buffer,
+    /// The band's runs of drawn tiles along its rows: the instances of the tile quads
+    /// that read the layer (`tile_order.wgsl`).
+    pub tile_runs: Buffer,
     /// Long tiles' chunks and their transmittances (`common.wgsl`), where the band
     /// cuts long tile lists; a few bytes otherwise.
     pub tile_chunks: Buffer,
@@ -136,7 +139,7 @@ impl BandBuffers {
     /// What the passes that read the layer draw this band's tiles from.
     pub fn tiles(&self) -> BandTiles<'_> {
         BandTiles {
-            tile_order: &self.tile_order,
+            tile_runs: &self.tile_runs,
             counters: &self.counters,
         }
     }
@@ -253,11 +256,17 @@ impl BandBuffers {
             tile_chunk_bytes(tiles_in_band, capacity.chunk_capacity()),
             storage,
         );
-        // Also the instances of the tile quads that read the layer.
         let tile_order = buffer(
             device,
             "splat tile order",
             u64::from(tiles_in_band.max(1)) * 4,
+            storage,
+        );
+        // At most one run per tile.
+        let tile_runs = buffer(
+            device,
+            "splat tile runs",
+            u64::from(tiles_in_band.max(1)) * TILE_RUN_BYTES,
             storage | BufferUsages::VERTEX,
         );
 
@@ -274,6 +283,7 @@ impl BandBuffers {
             &bin_ranges,
             &tile_work,
             &tile_order,
+            &tile_runs,
             &tile_chunks,
         ]
         .iter()
@@ -302,6 +312,7 @@ impl BandBuffers {
             sort,
             tile_work,
             tile_order,
+            tile_runs,
             tile_chunks,
             _bytes: memory.track(bytes),
         }

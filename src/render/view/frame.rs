@@ -212,7 +212,7 @@ pub fn band_frame(
             device,
             &band.view_uniform,
             (&band.ranges, &band.tile_work),
-            (&band.tile_order, &band.counters),
+            (&band.tile_order, &band.tile_runs, &band.counters),
             (&band.tile_chunks, &band.capacities),
         ),
         tile_render,

@@ -20,6 +20,7 @@ pub struct GpuCounts {
     pub pairs_kept: u32,
     pub visible_kept: u32,
     pub tiles_drawn: u32,
+    pub tile_runs: u32,
 }
 
 impl From<&ViewCounters> for GpuCounts {
@@ -30,6 +31,7 @@ impl From<&ViewCounters> for GpuCounts {
             pairs_kept: counters.pairs_kept,
             visible_kept: counters.visible_kept,
             tiles_drawn: counters.tiles_drawn,
+            tile_runs: counters.tile_draw[1],
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct SplatViewStats {
     /// reaches, summed over bands: the tile render, the composite and the depth write
     /// run over these alone, so their cost follows what the splats cover.
     pub tiles_drawn: u32,
+    /// Runs of drawn tiles along a tile row, summed over bands: the composite and the
+    /// depth write draw one quad over each.
+    pub tile_runs: u32,
     /// Bands of bin rows the frame was drawn in.
     pub bands: u32,
     /// Frames rendered for this camera so far.
@@ -111,6 +114,7 @@ impl SplatViewStats {
         self.tile_pairs = sum(|c| c.pairs_needed);
         self.tile_pairs_kept = sum(|c| c.pairs_kept);
         self.tiles_drawn = sum(|c| c.tiles_drawn);
+        self.tile_runs = sum(|c| c.tile_runs);
         self.bands = bands.len() as u32;
         self.gpu_reports += 1;
     }
