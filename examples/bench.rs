@@ -41,7 +41,8 @@
 //! `--whole-frame` then times the frame as an app feels it: the wall time of each
 //! `App::update` followed by waiting for the GPU to finish what it was given (CPU and
 //! GPU together, pipelined rendering as Bevy does it, no surface to present to), and
-//! the CPU time of the plugin's own prepare and pass recording per frame.
+//! the CPU time of the plugin's own prepare and pass recording per frame; then the
+//! same with every cloud hidden, Bevy's own frame for that camera.
 //!
 //! The splats are stored as the library's default (`SplatStorage::HalfSh`, f16 SH);
 //! `--full` keeps everything f32, `--compact` uses the compact layout.
@@ -270,6 +271,9 @@ struct WholeFrame {
     wall: (f64, f64, f64),
     prepare: (f64, f64, f64),
     record: (f64, f64, f64),
+    /// The same app's frame with every cloud hidden: Bevy's own frame for this camera,
+    /// what no splat pass can take away.
+    without_splats: (f64, f64, f64),
 }
 
 fn time_whole_frames(
@@ -283,14 +287,18 @@ fn time_whole_frames(
         .get_resource::<bevy::render::renderer::RenderDevice>()
         .ok_or("no render device in the app")?
         .clone();
-    let (mut wall, mut prepare, mut record) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..frames {
+    // One `App::update` and the wait for the GPU, in ms.
+    let timed_frame = |headless: &mut Headless| {
         let start = std::time::Instant::now();
         headless.app.update();
         let _ = device
             .wgpu_device()
             .poll(wgpu::PollType::wait_indefinitely());
-        wall.push(start.elapsed().as_secs_f64() * 1e3);
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    let (mut wall, mut prepare, mut record) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..frames {
+        wall.push(timed_frame(headless));
         if let Some(s) = headless
             .app
             .world()
@@ -304,10 +312,35 @@ fn time_whole_frames(
     if prepare.is_empty() {
         return Err("the camera drew no splats while timing whole frames".into());
     }
+    let clouds: Vec<Entity> = headless
+        .app
+        .world_mut()
+        .query_filtered::<Entity, With<bevy_splat::GaussianCloud>>()
+        .iter(headless.app.world())
+        .collect();
+    let show = |headless: &mut Headless, visibility: Visibility| {
+        for &cloud in &clouds {
+            headless
+                .app
+                .world_mut()
+                .entity_mut(cloud)
+                .insert(visibility);
+        }
+    };
+    show(headless, Visibility::Hidden);
+    for _ in 0..30 {
+        timed_frame(headless);
+    }
+    let without_splats: Vec<f64> = (0..frames).map(|_| timed_frame(headless)).collect();
+    show(headless, Visibility::Inherited);
+    for _ in 0..30 {
+        timed_frame(headless);
+    }
     Ok(WholeFrame {
         wall: summary(&wall),
         prepare: summary(&prepare),
         record: summary(&record),
+        without_splats: summary(&without_splats),
     })
 }
 
@@ -881,8 +914,12 @@ fn run() -> Result<(), String> {
             .unwrap_or_default();
         println!(
             "shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3}); {} visible splats, {} pairs, \
-             {} tiles drawn in {} runs",
-            counts.visible_splats, counts.tile_pairs, counts.tiles_drawn, counts.tile_runs
+             {} tiles drawn in {} runs, {} chunks",
+            counts.visible_splats,
+            counts.tile_pairs,
+            counts.tiles_drawn,
+            counts.tile_runs,
+            counts.tile_chunks
         );
         json_shadows.insert(
             view.clone(),
@@ -890,6 +927,7 @@ fn run() -> Result<(), String> {
                 "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len(),
                 "visible_splats": counts.visible_splats, "tile_pairs": counts.tile_pairs,
                 "tiles_drawn": counts.tiles_drawn, "tile_runs": counts.tile_runs,
+                "tile_chunks": counts.tile_chunks,
             }),
         );
     }
@@ -910,6 +948,11 @@ fn run() -> Result<(), String> {
             "whole frame: {:.3} ms median ({:.3}–{:.3}); plugin CPU per frame: prepare {:.3} ms, \
              record {:.3} ms (medians, {} frames)",
             whole.wall.0, whole.wall.1, whole.wall.2, whole.prepare.0, whole.record.0, args.frames
+        );
+        let bare = whole.without_splats;
+        println!(
+            "whole frame with every cloud hidden: {:.3} ms median ({:.3}–{:.3})",
+            bare.0, bare.1, bare.2
         );
     }
 
@@ -942,6 +985,8 @@ fn run() -> Result<(), String> {
                 "wall_ms": { "median": w.wall.0, "p10": w.wall.1, "p90": w.wall.2 },
                 "cpu_prepare_ms": { "median": w.prepare.0, "p10": w.prepare.1, "p90": w.prepare.2 },
                 "cpu_record_ms": { "median": w.record.0, "p10": w.record.1, "p90": w.record.2 },
+                "without_splats_ms": { "median": w.without_splats.0, "p10": w.without_splats.1,
+                                       "p90": w.without_splats.2 },
             })),
         });
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;

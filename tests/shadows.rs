@@ -715,7 +715,10 @@ fn chunk_scene(shadow_map: usize) -> Scene {
 #[test]
 fn long_tile_lists_drawn_in_chunks_cast_the_shadow_whole_tiles_cast() {
     let scene = chunk_scene(32);
-    let chunked = scene.render(Variant::default());
+    let (chunked, views) = scene.render_counted(Variant::default());
+    let chunks: u32 = views.iter().map(|(_, s)| s.tile_chunks).sum();
+    println!("{chunks} chunks");
+    assert!(chunks > 0, "the map's long lists are cut: {views:?}");
     let whole = scene.render(Variant {
         max_tile_chunks: Some(0),
         ..default()
@@ -759,7 +762,18 @@ fn chunks_in_banded_shadow_views_cast_the_shadow_whole_tiles_cast() {
         max_binding: Some(2 << 20),
         ..default()
     };
-    let chunked = scene.render(banded);
+    let (chunked, views) = scene.render_counted(banded);
+    let bands: Vec<(u32, u32)> = views
+        .iter()
+        .map(|(_, s)| (s.bands, s.tile_chunks))
+        .collect();
+    println!("(bands, chunks) per view: {bands:?}");
+    assert!(
+        bands
+            .iter()
+            .all(|&(bands, chunks)| bands >= 2 && chunks > 0),
+        "banded views that cut long lists: {bands:?}"
+    );
     let whole = scene.render(Variant {
         max_tile_chunks: Some(0),
         ..banded

@@ -21,16 +21,20 @@
 // least TILE_CHUNK_PAIRS pairs is cut into chunks of that many, each drawn by its own
 // workgroup (`tile_render.wgsl`); its chunks take consecutive places in the view's
 // tile chunks. A tile whose chunks do not fit is drawn whole, and fills the places it
-// took below the capacity with chunks of no tile. Only a view that draws fewer than
-// CHUNKED_VIEW_TILES tiles cuts any.
+// took below the capacity with chunks of no tile. Only a view whose pairs come to at
+// least CHUNKED_PAIRS_PER_TILE per drawn tile cuts any.
 
-// Drawn tiles below which a view cuts long lists into chunks: a few waves of the
-// tile render's workgroups on a large GPU.
-const CHUNKED_VIEW_TILES: u32 = 1024u;
+// Bin pairs per drawn tile from which a view cuts long lists into chunks. Measured on
+// an H200 at K = 9 (chunks in every view against none): the directional light's
+// cascades with 29,900 and 5,700 pairs a tile took 3.4 instead of 8.1 ms and 3.2
+// instead of 3.8 with chunks, those with 1,100 and 300 took 3.0 instead of 2.4 and 2.2
+// instead of 1.8, and the point light's faces (570 and 160–270) got slower too.
+const CHUNKED_PAIRS_PER_TILE: u32 = 2048u;
 
 #import bevy_splat::common::{
     SplatView, work_class, linear_thread, WORK_CLASSES, WORKGROUP_SIZE,
     COUNTER_TILES_DRAWN, COUNTER_TILE_DISPATCH, COUNTER_TILE_DRAW, COUNTER_TILE_CHUNKS,
+    COUNTER_PAIRS_KEPT,
     NO_TILE, tile_chunk_count, chunk_item_word,
 }
 
@@ -100,12 +104,15 @@ fn tile_order_places(
     }
     append_run(tile, thread);
     tile_order[class_start[work_class(pairs)] + tile_work[WORK_CLASSES + index]] = tile;
-    // Chunks pay only where the view's few tiles cannot keep the GPU busy: with more,
-    // the tile render is bound by its total work, which chunks add to (H200, K = 9:
-    // the far cascade 8.4 → 3.4 ms with chunks, the point light's faces 4.6 → 6.0).
+    // Chunks pay only where a view's work is held in few tiles, whose long lists the
+    // rest of the GPU would wait on: with its work spread over many tiles the tile
+    // render is bound by its total, which chunks add to (every chunk but a tile's last
+    // is walked twice, and a pixel that ends early no longer skips the rest).
     // Every tile's word is written, 0 where none are cut: the tile render reads it.
     if capacities.z > 0u {
-        let room = select(0u, capacities.z, class_start[0] < CHUNKED_VIEW_TILES);
+        let pairs_kept = atomicLoad(&counters[COUNTER_PAIRS_KEPT]);
+        let held_in_few = pairs_kept / CHUNKED_PAIRS_PER_TILE >= class_start[0];
+        let room = select(0u, capacities.z, held_in_few);
         tile_chunks[index] = file_chunks(tile, tile_chunk_count(pairs), room);
     }
 }

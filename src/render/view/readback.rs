@@ -21,6 +21,7 @@ pub struct GpuCounts {
     pub visible_kept: u32,
     pub tiles_drawn: u32,
     pub tile_runs: u32,
+    pub tile_chunks: u32,
 }
 
 impl From<&ViewCounters> for GpuCounts {
@@ -32,6 +33,7 @@ impl From<&ViewCounters> for GpuCounts {
             visible_kept: counters.visible_kept,
             tiles_drawn: counters.tiles_drawn,
             tile_runs: counters.tile_draw[1],
+            tile_chunks: counters.tile_chunks,
         }
     }
 }

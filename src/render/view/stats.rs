@@ -36,6 +36,10 @@ pub struct SplatViewStats {
     /// Runs of drawn tiles along a tile row, summed over bands: the composite and the
     /// depth write draw one quad over each.
     pub tile_runs: u32,
+    /// Chunks of long tile lists filed, each drawn by its own workgroup: shadow views
+    /// only, those that hold their work in few tiles (may pass the room for chunks,
+    /// beyond which tiles are drawn whole).
+    pub tile_chunks: u32,
     /// Bands of bin rows the frame was drawn in.
     pub bands: u32,
     /// Frames rendered for this camera so far.
@@ -115,6 +119,7 @@ impl SplatViewStats {
         self.tile_pairs_kept = sum(|c| c.pairs_kept);
         self.tiles_drawn = sum(|c| c.tiles_drawn);
         self.tile_runs = sum(|c| c.tile_runs);
+        self.tile_chunks = sum(|c| c.tile_chunks);
         self.bands = bands.len() as u32;
         self.gpu_reports += 1;
     }
