@@ -215,10 +215,15 @@ for k in ${SHADOW_GRIDS:-}; do
             --shadow-light $light --shadow-lod $SHADOW_LOD --whole-tiles --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_${light}_lod_whole.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod, whole tiles: /' | tee -a $OUT/run.log
-        # SHADOW_STAGES=1: again with every stage of every shadow view timed.
+        # SHADOW_STAGES=1: again with every stage of every shadow view timed (and with
+        # SHADOW_LOD, once more with the light's cuts: what a view's floor is made of).
         [ -n "${SHADOW_STAGES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --shadow-stages \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_stages.json $limit 2>&1 \
             | grep -v "^$" | tee -a $OUT/run.log
+        [ -n "${SHADOW_STAGES:-}" ] && [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k \
+            --shadow-light $light --shadow-lod $SHADOW_LOD --shadow-stages --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_shadow_${light}_lod_stages.json $limit 2>&1 \
+            | grep -v "^$" | sed 's/^/lod, stages: /' | tee -a $OUT/run.log
         [ -x /tmp/bench_shadow_base ] && /tmp/bench_shadow_base --angel-grid $k --shadow-light $light \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/shadow_base_K${k}_$light.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/shadow base: /' | tee -a $OUT/run.log

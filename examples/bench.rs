@@ -907,29 +907,29 @@ fn run() -> Result<(), String> {
     for (view, values) in &shadow_views {
         let (median, p10, p90) = summary(values);
         shadow_total += median;
+        // A view's whole span has its counts; its stages' spans (`--shadow-stages`) not.
         let counts = shadow_counts
             .iter()
             .find(|(name, _)| name == view)
-            .map(|(_, s)| *s)
-            .unwrap_or_default();
-        println!(
-            "shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3}); {} visible splats, {} pairs, \
-             {} tiles drawn in {} runs, {} chunks",
-            counts.visible_splats,
-            counts.tile_pairs,
-            counts.tiles_drawn,
-            counts.tile_runs,
-            counts.tile_chunks
-        );
-        json_shadows.insert(
-            view.clone(),
-            serde_json::json!({
-                "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len(),
-                "visible_splats": counts.visible_splats, "tile_pairs": counts.tile_pairs,
-                "tiles_drawn": counts.tiles_drawn, "tile_runs": counts.tile_runs,
-                "tile_chunks": counts.tile_chunks,
-            }),
-        );
+            .map(|(_, s)| *s);
+        let drew = counts.map_or(String::new(), |c| {
+            format!(
+                "; {} visible splats, {} pairs, {} tiles drawn in {} runs, {} chunks",
+                c.visible_splats, c.tile_pairs, c.tiles_drawn, c.tile_runs, c.tile_chunks
+            )
+        });
+        println!("shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3}){drew}");
+        let mut json = serde_json::json!({
+            "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len(),
+        });
+        if let Some(c) = counts {
+            json["visible_splats"] = c.visible_splats.into();
+            json["tile_pairs"] = c.tile_pairs.into();
+            json["tiles_drawn"] = c.tiles_drawn.into();
+            json["tile_runs"] = c.tile_runs.into();
+            json["tile_chunks"] = c.tile_chunks.into();
+        }
+        json_shadows.insert(view.clone(), json);
     }
     if !shadow_views.is_empty() {
         println!(
