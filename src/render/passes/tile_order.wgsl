@@ -4,10 +4,10 @@
 // the tiles in this order, starts the longest first instead of leaving them to run
 // alone at the end. Within a class the order is whatever the split's atomics made.
 //
-// Tiles no splat reaches (class 0) take no place: the tiles worth drawing are the
-// order's first ones, and the first thread writes how many, as the tile render's grid
-// (whole rows, the last row's places past them NO_TILE). Nothing reads the splat
-// layer at any other tile, so those are neither drawn nor composited.
+// Tiles no splat reaches (class 0) come last, so the tiles worth drawing are the
+// order's first ones: the first thread writes how many, as the tile render's grid.
+// Nothing reads the splat layer at any other tile, so those are neither drawn nor
+// composited.
 //
 // The fragment passes that read the layer (`tile_quads.wgsl`) draw one quad per run of
 // drawn tiles along a tile row rather than one per tile: on a GPU with little raster
@@ -82,8 +82,8 @@ fn tile_order_places(
         let drawn = class_start[0];
         let across = view.tile_count.x;
         atomicStore(&counters[COUNTER_TILES_DRAWN], drawn);
-        // Whole rows of the band's width: the last row's workgroups past `drawn` find
-        // NO_TILE and draw nothing.
+        // Whole rows of the band's width: the last row's workgroups past `drawn` draw
+        // empty tiles (the order's next), which costs them nothing but their writes.
         atomicStore(&counters[COUNTER_TILE_DISPATCH], across);
         atomicStore(&counters[COUNTER_TILE_DISPATCH + 1u], (drawn + across - 1u) / across);
         atomicStore(&counters[COUNTER_TILE_DISPATCH + 2u], 1u);
@@ -103,15 +103,7 @@ fn tile_order_places(
         return;
     }
     append_run(tile, thread);
-    if pairs > 0u {
-        tile_order[class_start[work_class(pairs)] + tile_work[WORK_CLASSES + index]] = tile;
-    }
-    // The last row of the tile render's grid past the drawn tiles draws nothing.
-    let drawn = class_start[0];
-    let across = view.tile_count.x;
-    if index < across && drawn + index < (drawn + across - 1u) / across * across {
-        tile_order[drawn + index] = NO_TILE;
-    }
+    tile_order[class_start[work_class(pairs)] + tile_work[WORK_CLASSES + index]] = tile;
     // Chunks pay only where a view's work is held in few tiles, whose long lists the
     // rest of the GPU would wait on: with its work spread over many tiles the tile
     // render is bound by its total, which chunks add to (every chunk but a tile's last

@@ -106,11 +106,8 @@ fn strip_mask(s: ProjectedSplat, tile_top: f32) -> u32 {
     return through_last & ~((1u << first) - 1u);
 }
 
-// A whole tile, or nothing where its chunks draw it or past the drawn tiles.
+// A whole tile, or nothing where its chunks draw it.
 fn whole_tile(tile: u32) -> vec4<u32> {
-    if tile == NO_TILE {
-        return vec4<u32>(NO_TILE, 0u, 0u, 0u);
-    }
     let range = ranges[tile];
 #ifdef SURFACE_ONLY
     let in_band = tile - view.band_first_row * view.tile_count.x;

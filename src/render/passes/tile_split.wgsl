@@ -135,14 +135,9 @@ fn tile_split(
         if tile.x < view.tile_count.x && tile.y < view.band_end_row {
             let pairs = written[thread];
             tile_ranges[tile.x + tile.y * view.tile_count.x] = vec2<u32>(range.x, range.x + pairs);
-            // A tile without pairs takes no place: nothing draws it, and the tiles of a
-            // view without splats, most of a sparse one's, all counting into class 0's
-            // one word would queue on it.
-            if pairs > 0u {
-                let place = atomicAdd(&tile_work[work_class(pairs)], 1u);
-                let in_band = tile.x + (tile.y - view.band_first_row) * view.tile_count.x;
-                atomicStore(&tile_work[WORK_CLASSES + in_band], place);
-            }
+            let place = atomicAdd(&tile_work[work_class(pairs)], 1u);
+            let in_band = tile.x + (tile.y - view.band_first_row) * view.tile_count.x;
+            atomicStore(&tile_work[WORK_CLASSES + in_band], place);
         }
     }
 }
