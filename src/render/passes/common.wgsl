@@ -18,8 +18,8 @@ const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
 // the largest depth key written and then the complement of the smallest; the tiles
 // some splat reaches, the tile render's grid, the fragment passes' draw over the runs
 // of drawn tiles and the chunks of long tile lists filed (the tile order writes those
-// four), then the grid over the chunks. Preprocess and duplicate count what they would write past a
-// capacity, so the CPU learns what the band needs.
+// four), then the grid over the chunks. Preprocess and duplicate count what they would
+// write past a capacity, so the CPU learns what the band needs.
 const COUNTER_VISIBLE: u32 = #{COUNTER_VISIBLE}u;
 const COUNTER_PAIRS_NEEDED: u32 = #{COUNTER_PAIRS_NEEDED}u;
 const COUNTER_PAIRS_KEPT: u32 = #{COUNTER_PAIRS_KEPT}u;

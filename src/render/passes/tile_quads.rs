@@ -1,7 +1,8 @@
 //! The passes that read the splat layer, drawn over the tiles the tile render drew:
 //! a fragment stage reading the view's textures at its pixel over two triangles per
 //! run of drawn tiles along a tile row (`tile_quads.wgsl`, one instance per run from
-//! the band's tile runs, the count from its counters). The composite and the depth write are two of these.
+//! the band's tile runs, the count from its counters). The composite and the depth
+//! write are two of these.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

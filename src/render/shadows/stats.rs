@@ -16,7 +16,8 @@ use crate::render::view::stats::SplatViewStats;
 /// `shadow_point_light_0_+x`, …): what [`SplatStats`](crate::render::SplatStats)
 /// holds for a camera (splats, pairs, tiles drawn, bands), a frame or two late. A
 /// view that stops drawing splats (its light gone, its clouds out of its frustum)
-/// leaves.
+/// leaves. A directional light's cascades are drawn per camera under one name each,
+/// so with several cameras an entry holds the latest camera's cascade.
 ///
 /// Reflected as an opaque value: a copy made through reflection shares the stats.
 #[derive(Resource, Clone, Default, Debug, Reflect)]
