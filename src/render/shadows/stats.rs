@@ -39,16 +39,12 @@ impl SplatShadowStats {
 
     /// Takes in the GPU's counts of the bands of `light`'s view `view`.
     pub(crate) fn record(&self, light: Entity, view: &str, counts: &[GpuCounts]) {
-        let mut lights = self.lock();
-        let views = lights.entry(light).or_default();
-        match views.get_mut(view) {
-            Some(stats) => stats.record(counts),
-            None => {
-                let mut stats = SplatViewStats::default();
-                stats.record(counts);
-                views.insert(view.to_owned(), stats);
-            }
-        }
+        self.lock()
+            .entry(light)
+            .or_default()
+            .entry(view.to_owned())
+            .or_default()
+            .record(counts);
     }
 
     /// Keeps only the views in `drawing` (light, view name).
