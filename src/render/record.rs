@@ -106,9 +106,9 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     let picks = raster.picks;
     // Bands have buffers of their own, so each stage records every band in one pass.
     for (_, band) in bands() {
-        encoder.clear_buffer(&band.counters, 0, None);
-        encoder.clear_buffer(&band.bin_ranges, 0, None);
-        encoder.clear_buffer(&band.tile_work, 0, Some(WORK_COUNTS_BYTES));
+        encoder.clear_buffer(&band.work.counters, 0, None);
+        encoder.clear_buffer(&band.work.bin_ranges, 0, None);
+        encoder.clear_buffer(&band.work.tile_work, 0, Some(WORK_COUNTS_BYTES));
     }
     if let Some((_, picks)) = picks {
         encoder.clear_buffer(&picks.hits, 0, None);
@@ -137,7 +137,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
             // Lit where the splats stand, before anything reads their colours.
             if let Some(light) = raster.light {
                 for (index, (_, buffers)) in bands().enumerate() {
-                    light.encode(pass, index, &buffers.counters);
+                    light.encode(pass, index, &buffers.work.counters);
                 }
             }
         },
@@ -154,7 +154,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
             for (_, buffers) in bands() {
                 pipelines
                     .sort
-                    .encode(pass, &buffers.depth_sort, DEPTH_KEY_BITS);
+                    .encode(pass, &buffers.work.depth_sort, DEPTH_KEY_BITS);
             }
         },
     );
@@ -162,8 +162,8 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
         for (band, buffers) in bands() {
             pipelines
                 .gather
-                .encode(pass, &band.gather, &buffers.counters);
-            pipelines.scan.encode(pass, &buffers.scan);
+                .encode(pass, &band.gather, &buffers.work.counters);
+            pipelines.scan.encode(pass, &buffers.work.scan);
             pipelines.indirect.encode_pairs(pass, &band.indirect);
         }
     });
@@ -176,7 +176,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
             for (band, buffers) in bands() {
                 pipelines
                     .duplicate
-                    .encode(pass, &band.duplicate, &buffers.counters);
+                    .encode(pass, &band.duplicate, &buffers.work.counters);
             }
         },
     );
@@ -188,7 +188,9 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
         SplatStage::TileSort,
         |pass| {
             for (band, buffers) in bands() {
-                pipelines.sort.encode(pass, &buffers.sort, band.key_bits);
+                pipelines
+                    .sort
+                    .encode(pass, &buffers.work.sort, band.key_bits);
             }
         },
     );
@@ -201,7 +203,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
             for (band, buffers) in bands() {
                 pipelines
                     .tile_range
-                    .encode(pass, &band.tile_range, &buffers.counters);
+                    .encode(pass, &band.tile_range, &buffers.work.counters);
                 pipelines
                     .tile_split
                     .encode(pass, &band.tile_split, band.bins);
@@ -209,7 +211,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                     .tile_order
                     .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
                 // Only bands with room for chunks of long lists (shadow views') file any.
-                if buffers.capacity.chunk_capacity() > 0 {
+                if buffers.work.capacity.chunk_capacity() > 0 {
                     pipelines.indirect.encode_chunks(pass, &band.indirect);
                 }
             }
@@ -231,7 +233,10 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
                         raster.multisampled_depth,
                         TileOutputs::of(outputs.colour, outputs.median_depth),
                     ),
-                    (&buffers.counters, buffers.capacity.chunk_capacity() > 0),
+                    (
+                        &buffers.work.counters,
+                        buffers.work.capacity.chunk_capacity() > 0,
+                    ),
                 );
             }
             if let Some((ticket, _)) = picks {
@@ -251,7 +256,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     }
     raster.buffers.readback.copy(
         encoder,
-        raster.buffers.bands.iter().map(|band| &band.counters),
+        raster.buffers.bands.iter().map(|band| &band.work.counters),
     );
 }
 
@@ -346,7 +351,7 @@ pub fn splat_pass(
                         device,
                         layout,
                         (&layer.view, &layer.composite_params, &copy.view),
-                        (target.main_texture_view(), &band.tile_order),
+                        (target.main_texture_view(), &band.work.tile_order),
                     )
                 })
                 .collect();
@@ -357,7 +362,7 @@ pub fn splat_pass(
                 SplatStage::Composite,
                 |pass| {
                     for (group, band) in bind_groups.iter().zip(&buffers.bands) {
-                        ComputeComposite::encode(pass, pipeline, group, &band.counters);
+                        ComputeComposite::encode(pass, pipeline, group, &band.work.counters);
                     }
                 },
             );

@@ -148,9 +148,9 @@ fn light_pass(
         .iter()
         .map(|band| {
             let resources = [
-                band.counters.as_entire_binding(),
-                band.projected.as_entire_binding(),
-                band.lit_points.as_entire_binding(),
+                band.work.counters.as_entire_binding(),
+                band.work.projected.as_entire_binding(),
+                band.work.lit_points.as_entire_binding(),
                 params.as_entire_binding(),
             ];
             let entries: Vec<_> = (0..)

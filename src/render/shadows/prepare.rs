@@ -17,6 +17,7 @@ use wgpu::{BindGroup, RenderPipeline, TextureView};
 
 use super::casters::{casters, nearest_depth};
 use super::stats::SplatShadowStats;
+use super::work::{PlannedView, ShadowWork, view_buffers_over};
 use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
@@ -33,8 +34,7 @@ use crate::render::view::ViewBuffers;
 use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::BandFrame;
 use crate::render::view::lod::ViewLod;
-use crate::render::view::sizing::{ViewNeed, size_view};
-use crate::render::view::splat_layer::LayerOutputs;
+use crate::render::view::sizing::{ViewNeed, plan_bands};
 use crate::render::view::uniform::SplatCamera;
 
 /// One frame of a shadow view: its bands' bind groups, and the depth write that puts
@@ -99,8 +99,8 @@ fn light_of(view: &LightEntity) -> Entity {
 }
 
 /// Plans every shadow view's draw ([`ViewDraw`]) from the clouds that cast into it,
-/// and sizes its buffers from the GPU's latest counts, as for a camera; the counts go
-/// to [`SplatShadowStats`] too.
+/// and sizes its buffers from the GPU's latest counts, as for a camera, over the work
+/// the views share ([`ShadowWork`]); the counts go to [`SplatShadowStats`] too.
 pub fn prepare_shadow_views(
     mut commands: Commands,
     device: Res<RenderDevice>,
@@ -114,6 +114,7 @@ pub fn prepare_shadow_views(
     lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
     stats: Res<SplatShadowStats>,
+    mut work: ResMut<ShadowWork>,
 ) {
     let Some(pipelines) = pipelines else {
         return;
@@ -123,6 +124,7 @@ pub fn prepare_shadow_views(
     let device = device.wgpu_device();
     let default_layers = RenderLayers::default();
     let mut drawing = Vec::new();
+    let mut planned = Vec::new();
     for (entity, (view, shadow_view), frustum, (light, layers), buffers, view_lod) in &mut views {
         let started = Instant::now();
         let size = UVec2::new(view.viewport.z, view.viewport.w);
@@ -184,17 +186,13 @@ pub fn prepare_shadow_views(
             // Seen from far, a cloud falls into a few tiles (`tile_render.wgsl`).
             tile_chunks: gpu_limits.max_tile_chunks.unwrap_or(u32::MAX),
         };
-        let counts = size_view(
-            &mut commands,
+        // Sized from its own counts, as a camera is; the buffers come below.
+        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
+        planned.push(PlannedView {
             entity,
-            buffers,
-            &need,
-            &limits,
-            (size, LayerOutputs::SHADOW),
-            device,
-            &pipelines,
-            &memory,
-        );
+            viewport: size,
+            bands: plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits),
+        });
         if let Some(light_main) = light_main {
             let view_name = shadow_view.pass_name.to_string();
             if let Some(counts) = counts {
@@ -216,6 +214,22 @@ pub fn prepare_shadow_views(
         });
     }
     stats.retain(&drawing);
+    let shared = work.share(&planned, device, &pipelines, &memory);
+    for (plan, shared) in planned.iter().zip(shared) {
+        let Ok((.., buffers, _)) = views.get_mut(plan.entity) else {
+            continue;
+        };
+        let built = view_buffers_over(
+            buffers.map(Mut::into_inner),
+            &plan.bands,
+            shared,
+            device,
+            &memory,
+        );
+        if let Some(built) = built {
+            commands.entity(plan.entity).insert(built);
+        }
+    }
 }
 
 /// Writes every drawing shadow view's uniforms and makes its frame's bind groups

@@ -2,6 +2,7 @@
 //! frames and rebuilt when the band needs more.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use bevy::math::UVec2;
 use wgpu::{Buffer, BufferUsages, Device};
@@ -87,17 +88,61 @@ impl BandCapacity {
             && self.tile_chunks == need.tile_chunks
     }
 
+    /// Whether buffers built for `self` serve `need` and are no larger in splats and
+    /// pairs, the two that cost memory (so a view that needs fewer gives them back).
+    pub fn fits_exactly(&self, need: &BandCapacity) -> bool {
+        self.holds(need) && self.pairs == need.pairs && self.splats == need.splats
+    }
+
+    /// Whether work built for `self` is the work `other` asks for: everything but the
+    /// chunks and instances, which size a view's own inputs (`BandInputs`).
+    pub fn same_work(&self, other: &BandCapacity) -> bool {
+        let inputs_aside = BandCapacity {
+            chunks: self.chunks,
+            instances: self.instances,
+            ..other.clone()
+        };
+        *self == inputs_aside
+    }
+
     /// The tile chunks the band keeps room for (none where it draws tiles whole).
     pub fn chunk_capacity(&self) -> u32 {
         tile_chunk_capacity(self.pairs).min(self.tile_chunks)
     }
 }
 
+/// One band of one view: its own inputs (its camera and rows, its clouds, its
+/// dispatches' parameters), written each frame before it records, and the working
+/// buffers its passes fill. A camera's work is its own; the shadow views of one light
+/// map size share one (`render::shadows::work`): they record one after another, and
+/// each view's passes clear or overwrite whatever they read of it first.
 pub struct BandBuffers {
-    pub capacity: BandCapacity,
+    /// Chunk parameters and instances this view's own buffers hold.
+    pub inputs: BandInputs,
     pub view_uniform: Buffer,
     pub chunk_params: Buffer,
     pub instances: Buffer,
+    pub work: Arc<BandWork>,
+    _bytes: GpuBytes,
+}
+
+/// How many preprocess dispatches and clouds a view's own band buffers hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BandInputs {
+    pub chunks: u32,
+    pub instances: u32,
+}
+
+impl BandInputs {
+    /// Whether these hold what `need` asks of them.
+    pub fn hold(&self, need: &BandCapacity) -> bool {
+        self.chunks >= need.chunks && self.instances >= need.instances
+    }
+}
+
+/// The buffers a band's passes work in, sized by its [`BandCapacity`].
+pub struct BandWork {
+    pub capacity: BandCapacity,
     pub projected: Buffer,
     /// Each projected splat's instance and asset index, for picks (see
     /// `BandCapacity::sources`); one element otherwise.
@@ -139,11 +184,71 @@ impl BandBuffers {
     /// What the passes that read the layer draw this band's tiles from.
     pub fn tiles(&self) -> BandTiles<'_> {
         BandTiles {
-            tile_runs: &self.tile_runs,
-            counters: &self.counters,
+            tile_runs: &self.work.tile_runs,
+            counters: &self.work.counters,
         }
     }
 
+    /// A band with work of its own, built for `capacity`.
+    pub fn new(
+        device: &Device,
+        pipelines: &SplatPipelines,
+        memory: &SplatMemory,
+        capacity: BandCapacity,
+    ) -> Self {
+        let inputs = BandInputs {
+            chunks: capacity.chunks,
+            instances: capacity.instances,
+        };
+        let work = BandWork::new(device, pipelines, memory, capacity);
+        Self::over(device, memory, inputs, Arc::new(work))
+    }
+
+    /// A view's own inputs, holding `inputs`, over `work` (its own or shared).
+    pub fn over(
+        device: &Device,
+        memory: &SplatMemory,
+        inputs: BandInputs,
+        work: Arc<BandWork>,
+    ) -> Self {
+        let storage = BufferUsages::STORAGE | BufferUsages::COPY_DST;
+        let uniform = BufferUsages::UNIFORM | BufferUsages::COPY_DST;
+        let view_uniform = buffer(
+            device,
+            "splat view",
+            size_of::<SplatViewUniform>() as u64,
+            uniform,
+        );
+        let chunk_params = buffer(
+            device,
+            "splat chunk params",
+            CHUNK_PARAMS_STRIDE * u64::from(inputs.chunks.max(1)),
+            uniform,
+        );
+        let instances = buffer(
+            device,
+            "splat cloud instances",
+            size_of::<CloudInstance>() as u64 * u64::from(inputs.instances.max(1)),
+            storage,
+        );
+        let bytes = view_uniform.size() + chunk_params.size() + instances.size();
+        Self {
+            inputs,
+            view_uniform,
+            chunk_params,
+            instances,
+            work,
+            _bytes: memory.track(bytes),
+        }
+    }
+
+    /// The same inputs over other work.
+    pub fn with_work(self, work: Arc<BandWork>) -> Self {
+        Self { work, ..self }
+    }
+}
+
+impl BandWork {
     pub fn new(
         device: &Device,
         pipelines: &SplatPipelines,
@@ -155,24 +260,6 @@ impl BandBuffers {
         let splats = u64::from(capacity.splats.max(1));
         let tile_count = u64::from(capacity.tiles.x * capacity.tiles.y);
 
-        let view_uniform = buffer(
-            device,
-            "splat view",
-            size_of::<SplatViewUniform>() as u64,
-            uniform,
-        );
-        let chunk_params = buffer(
-            device,
-            "splat chunk params",
-            CHUNK_PARAMS_STRIDE * u64::from(capacity.chunks.max(1)),
-            uniform,
-        );
-        let instances = buffer(
-            device,
-            "splat cloud instances",
-            size_of::<CloudInstance>() as u64 * u64::from(capacity.instances.max(1)),
-            storage,
-        );
         let projected = buffer(
             device,
             "splat projected",
@@ -271,9 +358,6 @@ impl BandBuffers {
         );
 
         let bytes = [
-            &view_uniform,
-            &chunk_params,
-            &instances,
             &projected,
             &sources,
             &lit_points,
@@ -296,9 +380,6 @@ impl BandBuffers {
 
         Self {
             capacity,
-            view_uniform,
-            chunk_params,
-            instances,
             projected,
             sources,
             lit_points,
@@ -332,7 +413,7 @@ impl BandBuffers {
         dispatches: &[Dispatch<'_>],
         lod: Option<(LodFrame, bool)>,
     ) {
-        let capacity = &self.capacity;
+        let capacity = &self.work.capacity;
         let band = BandUniform {
             pair_capacity: capacity.pairs,
             splat_capacity: capacity.splats,
@@ -344,8 +425,9 @@ impl BandBuffers {
             0,
             bytemuck::bytes_of(&camera.uniform(origin, size, band)),
         );
+        // The same for every view over this work.
         queue.write_buffer(
-            &self.capacities,
+            &self.work.capacities,
             0,
             bytemuck::bytes_of(&[
                 capacity.pairs,
@@ -405,5 +487,50 @@ mod tests {
         assert_eq!(bits(80, 60), 11);
         assert_eq!(bits(240, 135), 13);
         assert_eq!(bits(256, 128), 13);
+    }
+
+    #[test]
+    fn the_same_work_ignores_only_the_views_own_inputs() {
+        let work = BandCapacity {
+            splats: 1_000,
+            pairs: 3_000,
+            chunks: 2,
+            instances: 4,
+            tiles: UVec2::new(64, 64),
+            rows: 0..64,
+            sources: false,
+            lit_points: false,
+            tile_chunks: 16,
+        };
+        let more_clouds = BandCapacity {
+            chunks: 9,
+            instances: 30,
+            ..work.clone()
+        };
+        assert!(work.same_work(&more_clouds));
+        assert!(
+            !work.holds(&more_clouds),
+            "a view's inputs still grow for them"
+        );
+        for other in [
+            BandCapacity {
+                pairs: 2_999,
+                ..work.clone()
+            },
+            BandCapacity {
+                splats: 1_001,
+                ..work.clone()
+            },
+            BandCapacity {
+                rows: 0..32,
+                ..work.clone()
+            },
+            BandCapacity {
+                tile_chunks: 0,
+                ..work.clone()
+            },
+        ] {
+            assert!(!work.same_work(&other), "{other:?}");
+        }
     }
 }

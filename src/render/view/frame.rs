@@ -98,7 +98,7 @@ pub fn band_frame(
     lod_feedback: Option<&wgpu::Buffer>,
     receive: bool,
 ) -> Option<BandFrame> {
-    let lit_points = receive.then_some(&band.lit_points);
+    let lit_points = receive.then_some(&band.work.lit_points);
     let preprocess = dispatches
         .iter()
         .enumerate()
@@ -108,12 +108,12 @@ pub fn band_frame(
                 &band.chunk_params,
                 &dispatch.chunk.geometry,
                 &dispatch.chunk.sh,
-                &band.projected,
-                &band.counters,
+                &band.work.projected,
+                &band.work.counters,
                 &band.instances,
-                band.shared.buffer(Step::Preprocess, Role::DepthKeys),
-                band.shared.buffer(Step::Preprocess, Role::PairCounts),
-                &band.sources,
+                band.work.shared.buffer(Step::Preprocess, Role::DepthKeys),
+                band.work.shared.buffer(Step::Preprocess, Role::PairCounts),
+                &band.work.sources,
             ];
             let bind_group = match &dispatch.lod {
                 Some(lod) => pipelines.preprocess.lod_bind_group(
@@ -136,47 +136,47 @@ pub fn band_frame(
             })
         })
         .collect::<Option<Vec<_>>>()?;
-    let capacity = &band.capacity;
+    let capacity = &band.work.capacity;
     let pair_key_bits = capacity.pair_key_bits();
-    let shared = &band.shared;
+    let shared = &band.work.shared;
     // The sort's result lies in the ping-pong buffer its key width decides: the plan
     // knows which.
     let tile_range = pipelines.tile_range.bind_group(
         device,
         shared.buffer(Step::TileRange, shared.sorted_pair_keys()),
-        &band.counters,
-        &band.bin_ranges,
+        &band.work.counters,
+        &band.work.bin_ranges,
     );
     let lists = |step| TileLists(shared.tile_lists(step));
     let tile_split = pipelines.tile_split.bind_group(
         device,
         &band.view_uniform,
-        &band.bin_ranges,
+        &band.work.bin_ranges,
         &lists(Step::TileSplit),
-        &band.ranges,
-        &band.tile_work,
+        &band.work.ranges,
+        &band.work.tile_work,
     );
     let tile_render = pipelines.tile_render.bind_group(
         device,
         &band.view_uniform,
-        &band.projected,
-        &band.ranges,
+        &band.work.projected,
+        &band.work.ranges,
         &lists(Step::TileRender),
         scene_depth,
         multisampled_depth,
         &layer.view,
-        &band.tile_order,
+        &band.work.tile_order,
         &layer.median_depth,
-        (&band.tile_chunks, &band.capacities),
+        (&band.work.tile_chunks, &band.work.capacities),
     );
     let pick = picks.map(|picks| {
         pipelines.pick.bind_groups(
             device,
             &band.view_uniform,
             picks.pixels(),
-            &band.projected,
-            &band.sources,
-            &band.ranges,
+            &band.work.projected,
+            &band.work.sources,
+            &band.work.ranges,
             &lists(Step::Pick),
             (scene_depth, multisampled_depth),
             &picks.hits,
@@ -187,20 +187,20 @@ pub fn band_frame(
         preprocess,
         indirect: pipelines
             .indirect
-            .bind_group(device, &band.counters, &band.capacities),
+            .bind_group(device, &band.work.counters, &band.work.capacities),
         duplicate: pipelines.duplicate.bind_group(
             device,
             &band.view_uniform,
-            &band.projected,
+            &band.work.projected,
             shared.buffer(Step::Duplicate, Role::FirstPairSlots),
-            &band.counters,
+            &band.work.counters,
             shared.buffer(Step::Duplicate, Role::PairKeys),
             shared.buffer(Step::Duplicate, Role::PairValues),
             shared.binding(Step::Duplicate, Role::SlotsByDepth),
         ),
         gather: pipelines.gather.bind_group(
             device,
-            &band.counters,
+            &band.work.counters,
             shared.binding(Step::Gather, Role::SlotsByDepth),
             shared.buffer(Step::Gather, Role::PairCounts),
             shared.buffer(Step::Gather, Role::FirstPairSlots),
@@ -211,9 +211,13 @@ pub fn band_frame(
         tile_order: pipelines.tile_order.bind_group(
             device,
             &band.view_uniform,
-            (&band.ranges, &band.tile_work),
-            (&band.tile_order, &band.tile_runs, &band.counters),
-            (&band.tile_chunks, &band.capacities),
+            (&band.work.ranges, &band.work.tile_work),
+            (
+                &band.work.tile_order,
+                &band.work.tile_runs,
+                &band.work.counters,
+            ),
+            (&band.work.tile_chunks, &band.work.capacities),
         ),
         tile_render,
         pick,

@@ -36,12 +36,13 @@ use band_buffers::BandBuffers;
 use readback::CounterReadback;
 use splat_layer::SplatLayer;
 
-/// What one camera view keeps across frames, a component on the render world's view:
-/// the splat layer its bands draw into, the bands' working buffers, and the read-back
-/// of their counters.
+/// What one view keeps across frames, a component on the render world's view: the
+/// splat layer its bands draw into, the bands' buffers, and the read-back of their
+/// counters. A camera's layer and work are its own; shadow views of one map size
+/// share them (`render::shadows::work`).
 #[derive(bevy::ecs::component::Component)]
 pub struct ViewBuffers {
-    pub layer: SplatLayer,
+    pub layer: std::sync::Arc<SplatLayer>,
     /// Top to bottom; each draws its own tile rows of the layer.
     pub bands: Vec<BandBuffers>,
     /// Reads back every band's counters; built for this many bands.

@@ -2,6 +2,7 @@
 //! latest report, and which of the previous buffers still serve.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use bevy::log::{debug, warn};
 use bevy::math::UVec2;
@@ -43,7 +44,7 @@ pub fn plan_bands(
     let previous = previous.filter(|old| {
         old.bands
             .first()
-            .is_some_and(|b| b.capacity.tiles == need.tiles)
+            .is_some_and(|b| b.work.capacity.tiles == need.tiles)
     });
     // Bands are cut in bin rows (two tile rows): the pairs are made per bin.
     let view_bin_rows = bins_for(need.tiles).y;
@@ -54,9 +55,9 @@ pub fn plan_bands(
                 .bands
                 .iter()
                 .map(|b| Band {
-                    rows: bin_rows(&b.capacity.rows),
-                    splats: b.capacity.splats,
-                    pairs: b.capacity.pairs,
+                    rows: bin_rows(&b.work.capacity.rows),
+                    splats: b.work.capacity.splats,
+                    pairs: b.work.capacity.pairs,
                 })
                 .collect();
             match counts.filter(|c| c.len() == now.len()) {
@@ -197,7 +198,7 @@ pub fn reuse_or_build(
             None
         }
         _ => Some(ViewBuffers {
-            layer: SplatLayer::new(device, memory, viewport, outputs),
+            layer: Arc::new(SplatLayer::new(device, memory, viewport, outputs)),
             bands: reuse_bands(Vec::new(), capacities, device, pipelines, memory),
             readback: CounterReadback::new(device, memory, bands),
         }),
@@ -216,20 +217,16 @@ fn reuse_bands(
     capacities
         .into_iter()
         .map(|need| {
-            let same_rows = old_bands.iter().position(|b| b.capacity.rows == need.rows);
+            let same_rows = old_bands
+                .iter()
+                .position(|b| b.work.capacity.rows == need.rows);
             match same_rows.map(|i| old_bands.swap_remove(i)) {
-                Some(band)
-                    if band.capacity.holds(&need)
-                        && band.capacity.pairs == need.pairs
-                        && band.capacity.splats == need.splats =>
-                {
-                    band
-                }
+                Some(band) if band.work.capacity.fits_exactly(&need) => band,
                 old => {
                     // Keep headroom for clouds and chunks, so one appearing doesn't
                     // rebuild every frame.
                     let (chunks, instances) =
-                        old.map_or((0, 0), |b| (b.capacity.chunks, b.capacity.instances));
+                        old.map_or((0, 0), |b| (b.inputs.chunks, b.inputs.instances));
                     let capacity = BandCapacity {
                         chunks: need.chunks.max(chunks),
                         instances: need.instances.max(instances),
