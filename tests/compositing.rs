@@ -360,6 +360,61 @@ fn cameras_of_different_sizes_render_what_each_renders_alone() {
     );
 }
 
+/// The images and the plugin's GPU memory of cameras of one size at `poses`, each on
+/// its own target.
+fn render_with_memory(poses: &[Transform], size: UVec2) -> (Vec<Rgba8>, u64) {
+    let mut headless = Headless::new(common::headless_plugins());
+    let a = headless.add_splats(angel());
+    headless.spawn_cloud(a, Transform::IDENTITY);
+    let cameras: Vec<HeadlessCamera> = poses
+        .iter()
+        .map(|pose| headless.spawn_camera(*pose, projection(size), size, None))
+        .collect();
+    let images = headless.render(&cameras).unwrap();
+    let memory = headless
+        .app
+        .world()
+        .resource::<bevy_splat::SplatMemory>()
+        .bytes();
+    (images, memory)
+}
+
+/// Cameras record one after another, so those of one size share one splat layer and
+/// one set of working buffers, as large as the larger of them needs; each keeps its
+/// own inputs and read-back. Two cameras of a split screen then hold about what the
+/// busier of them holds alone, and draw what each draws alone. (While each held its
+/// own, at 646950c, the two here held 8.14 MB of work against the busier camera's
+/// 4.14 MB alone; shared, 4.14 MB.)
+#[test]
+fn cameras_of_one_size_share_their_working_buffers() {
+    let size = UVec2::new(120, 90);
+    let left = angel_view();
+    let right = Transform::from_xyz(-1.5, 0.2, 1.0).looking_at(Vec3::ZERO, Vec3::Y);
+    // Looking away: the cloud's asset and no work.
+    let away = Transform::from_xyz(0.0, 0.0, 3.0).looking_at(Vec3::new(0.0, 0.0, 9.0), Vec3::Y);
+    let (_, bare) = render_with_memory(&[away], size);
+    let (left_alone, left_bytes) = render_with_memory(&[left], size);
+    let (right_alone, right_bytes) = render_with_memory(&[right], size);
+    let (both, both_bytes) = render_with_memory(&[left, right], size);
+    let work = |bytes: u64| bytes.saturating_sub(bare);
+    println!(
+        "GPU memory beyond the cloud's {bare} B: left camera alone {} B, right alone {} B, \
+         both {} B",
+        work(left_bytes),
+        work(right_bytes),
+        work(both_bytes)
+    );
+    let busier = work(left_bytes).max(work(right_bytes));
+    assert!(busier > 0, "the cameras draw splats");
+    assert!(
+        work(both_bytes) < busier + busier / 4,
+        "two cameras hold {} B of work against the busier one's {busier} B",
+        work(both_bytes)
+    );
+    assert_same(&both[0], &left_alone[0], "first camera");
+    assert_same(&both[1], &right_alone[0], "second camera");
+}
+
 #[test]
 fn two_viewports_on_one_target_match_their_own_renders() {
     let half = UVec2::new(80, 90);

@@ -131,6 +131,7 @@ impl Plugin for SplatRenderPlugin {
             .init_resource::<extract::SplatShaderTime>()
             .init_resource::<pipelines::QueuedKernels>()
             .init_resource::<lod_trees::GpuLodTrees>()
+            .init_resource::<prepare::view_buffers::CameraWork>()
             .add_systems(
                 ExtractSchedule,
                 (extract::extract_shader_time, lod_trees::extract_lod_trees),

@@ -350,7 +350,7 @@ pub fn splat_pass(
                     ComputeComposite::bind_group(
                         device,
                         layout,
-                        (&layer.view, &layer.composite_params, &copy.view),
+                        (&layer.view, &buffers.layer_params.buffer, &copy.view),
                         (target.main_texture_view(), &band.work.tile_order),
                     )
                 })

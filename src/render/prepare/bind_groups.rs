@@ -151,9 +151,9 @@ pub fn prepare_splat_bind_groups(
             Some(made) => Some(&made.view),
             None => scene_copy.filter(|_| reads_scene).map(|copy| &copy.view),
         };
-        buffers.layer.write_params(
+        buffers.layer_params.write(
             &queue,
-            origin,
+            (origin, buffers.layer.viewport),
             mode == CompositeMode::LinearOverBlack,
             format,
         );
@@ -168,7 +168,7 @@ pub fn prepare_splat_bind_groups(
                     bind_group: fragment_passes.composite.bind_group(
                         device,
                         &buffers.layer.view,
-                        &buffers.layer.composite_params,
+                        &buffers.layer_params.buffer,
                         copy_view,
                     ),
                 },
@@ -183,7 +183,7 @@ pub fn prepare_splat_bind_groups(
                     fragment_passes.depth_write.bind_group(
                         device,
                         &buffers.layer.median_depth,
-                        &buffers.layer.composite_params,
+                        &buffers.layer_params.buffer,
                     ),
                 )
             }),

@@ -27,7 +27,8 @@ use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::SplatFrame;
 use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
-use crate::render::view::sizing::{ViewNeed, size_view};
+use crate::render::view::shared_work::{PlannedView, SharedWork, view_buffers_over};
+use crate::render::view::sizing::{ViewNeed, plan_bands};
 use crate::render::view::splat_layer::{LayerOutputs, SceneCopy};
 use crate::render::view::stats::{STAGE_COUNT, SplatLodStats, SplatStats};
 use crate::render::view::timestamps::{PassTimestamps, SplatPassTimes};
@@ -44,6 +45,11 @@ type SplatViewState = (
     SceneCopy,
     ViewLod,
 );
+
+/// The layers and working buffers the cameras share, by shape (a split screen's
+/// cameras of one size share one set).
+#[derive(Resource, Default)]
+pub struct CameraWork(SharedWork);
 
 type ViewItem<'a> = (
     Entity,
@@ -85,8 +91,9 @@ fn receives_light(
 }
 
 /// Plans every view's draw ([`ViewDraw`]), reads back what earlier frames measured and
-/// picked, and brings the view's buffers, timestamps and pick buffers (components on
-/// the view) to what this frame needs.
+/// picked, and brings the view's buffers (over the work it shares with cameras of its
+/// shape, [`CameraWork`]), timestamps and pick buffers (components on the view) to what
+/// this frame needs.
 pub fn prepare_splat_view_buffers(
     mut commands: Commands,
     device: Res<RenderDevice>,
@@ -101,6 +108,7 @@ pub fn prepare_splat_view_buffers(
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
+    mut work: ResMut<CameraWork>,
 ) {
     let Some(pipelines) = pipelines else {
         return;
@@ -111,6 +119,7 @@ pub fn prepare_splat_view_buffers(
     let device = device.wgpu_device();
 
     let mut live = Vec::new();
+    let mut planned = Vec::new();
     for (
         entity,
         main_entity,
@@ -258,17 +267,14 @@ pub fn prepare_splat_view_buffers(
             commands.entity(entity).insert(made);
         }
 
-        let counts = size_view(
-            &mut commands,
+        // Sized from its own counts; its buffers come below, over the work it shares.
+        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
+        planned.push(PlannedView {
             entity,
-            buffers,
-            &need,
-            &limits,
-            (size, LayerOutputs::camera(writes_depth)),
-            device,
-            &pipelines,
-            &memory,
-        );
+            viewport: size,
+            outputs: LayerOutputs::camera(writes_depth),
+            bands: plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits),
+        });
         if let Some(counts) = &counts {
             stats.update(main_entity.id(), |s| s.record(counts));
         }
@@ -288,4 +294,14 @@ pub fn prepare_splat_view_buffers(
     }
 
     stats.retain(|camera| live.contains(camera));
+    let shared = work.0.share(&planned, device, &pipelines, &memory);
+    for (plan, shared) in planned.iter().zip(shared) {
+        let Ok((.., buffers, _, _, _)) = views.get_mut(plan.entity) else {
+            continue;
+        };
+        let previous = buffers.map(Mut::into_inner);
+        if let Some(built) = view_buffers_over(previous, plan, shared, device, &memory) {
+            commands.entity(plan.entity).insert(built);
+        }
+    }
 }

@@ -15,9 +15,10 @@
 //!   passes and before the main pass that samples the maps;
 //! - `timing`: [`SplatShadowPassTimes`], which times every stage of every view;
 //! - `stats`: [`SplatShadowStats`], what the GPU counted in every view, for the main
-//!   world;
-//! - [`work`]: the working buffers and layer the views share, as large as the largest
-//!   of them needs (they are drawn one after another).
+//!   world.
+//!
+//! Shadow views of one map size share their layer and working buffers
+//! (`view::shared_work`), as large as the largest of them needs.
 //!
 //! Directional cascades are drawn in each camera's own run (every camera reuses the
 //! same layers for its cascades); point and spot views in their own runs, once a
@@ -30,7 +31,6 @@ pub(crate) mod prepare;
 pub(crate) mod record;
 mod stats;
 mod timing;
-pub(crate) mod work;
 
 pub use stats::SplatShadowStats;
 pub use timing::SplatShadowPassTimes;
@@ -54,7 +54,7 @@ pub(crate) fn add_to_main(app: &mut bevy::app::App) {
 pub(crate) fn add_systems(render_app: &mut SubApp, stats: SplatShadowStats) {
     render_app
         .insert_resource(stats)
-        .init_resource::<work::ShadowWork>()
+        .init_resource::<prepare::ShadowWork>()
         .add_systems(RenderStartup, prepare::NoSceneDepth::init)
         .add_systems(
             Render,

@@ -17,7 +17,6 @@ use wgpu::{BindGroup, RenderPipeline, TextureView};
 
 use super::casters::{casters, nearest_depth};
 use super::stats::SplatShadowStats;
-use super::work::{PlannedView, ShadowWork, view_buffers_over};
 use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
@@ -34,7 +33,9 @@ use crate::render::view::ViewBuffers;
 use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::BandFrame;
 use crate::render::view::lod::ViewLod;
+use crate::render::view::shared_work::{PlannedView, SharedWork, view_buffers_over};
 use crate::render::view::sizing::{ViewNeed, plan_bands};
+use crate::render::view::splat_layer::LayerOutputs;
 use crate::render::view::uniform::SplatCamera;
 
 /// One frame of a shadow view: its bands' bind groups, and the depth write that puts
@@ -45,6 +46,10 @@ pub struct ShadowFrame {
     pub size: UVec2,
     pub resolve: (RenderPipeline, BindGroup),
 }
+
+/// The layers and working buffers the shadow views share, by shape.
+#[derive(Resource, Default)]
+pub struct ShadowWork(SharedWork);
 
 /// What a shadow view keeps while it draws splats, dropped together when it draws
 /// none (giving its buffers back).
@@ -100,7 +105,8 @@ fn light_of(view: &LightEntity) -> Entity {
 
 /// Plans every shadow view's draw ([`ViewDraw`]) from the clouds that cast into it,
 /// and sizes its buffers from the GPU's latest counts, as for a camera, over the work
-/// the views share ([`ShadowWork`]); the counts go to [`SplatShadowStats`] too.
+/// the views of one map size share ([`ShadowWork`]); the counts go to
+/// [`SplatShadowStats`] too.
 pub fn prepare_shadow_views(
     mut commands: Commands,
     device: Res<RenderDevice>,
@@ -191,6 +197,7 @@ pub fn prepare_shadow_views(
         planned.push(PlannedView {
             entity,
             viewport: size,
+            outputs: LayerOutputs::SHADOW,
             bands: plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits),
         });
         if let Some(light_main) = light_main {
@@ -214,18 +221,13 @@ pub fn prepare_shadow_views(
         });
     }
     stats.retain(&drawing);
-    let shared = work.share(&planned, device, &pipelines, &memory);
+    let shared = work.0.share(&planned, device, &pipelines, &memory);
     for (plan, shared) in planned.iter().zip(shared) {
         let Ok((.., buffers, _)) = views.get_mut(plan.entity) else {
             continue;
         };
-        let built = view_buffers_over(
-            buffers.map(Mut::into_inner),
-            &plan.bands,
-            shared,
-            device,
-            &memory,
-        );
+        let previous = buffers.map(Mut::into_inner);
+        let built = view_buffers_over(previous, plan, shared, device, &memory);
         if let Some(built) = built {
             commands.entity(plan.entity).insert(built);
         }
@@ -280,13 +282,14 @@ pub fn prepare_shadow_bind_groups(
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
         };
+        let placed = (draw.origin, buffers.layer.viewport);
         buffers
-            .layer
-            .write_params(&queue, draw.origin, false, CORE_3D_DEPTH_FORMAT);
+            .layer_params
+            .write(&queue, placed, false, CORE_3D_DEPTH_FORMAT);
         let group = fragment_passes.depth_write.bind_group(
             device,
             &buffers.layer.median_depth,
-            &buffers.layer.composite_params,
+            &buffers.layer_params.buffer,
         );
         commands.entity(entity).insert(ShadowFrame {
             bands,

@@ -1,5 +1,6 @@
-//! The working buffers of one band of a camera view (see `bands`), kept across
-//! frames and rebuilt when the band needs more.
+//! The buffers of one band of a view (see `bands`): the view's own inputs and the work
+//! its passes do, which views of one shape share (`shared_work`); kept across frames
+//! and rebuilt when the band needs more.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -75,25 +76,6 @@ impl BandCapacity {
         u32::BITS - (count - 1).leading_zeros()
     }
 
-    /// Whether buffers built for `self` can serve a frame that needs `need`.
-    pub fn holds(&self, need: &BandCapacity) -> bool {
-        self.splats >= need.splats
-            && self.pairs >= need.pairs
-            && self.chunks >= need.chunks
-            && self.instances >= need.instances
-            && self.tiles == need.tiles
-            && self.rows == need.rows
-            && self.sources == need.sources
-            && self.lit_points == need.lit_points
-            && self.tile_chunks == need.tile_chunks
-    }
-
-    /// Whether buffers built for `self` serve `need` and are no larger in splats and
-    /// pairs, the two that cost memory (so a view that needs fewer gives them back).
-    pub fn fits_exactly(&self, need: &BandCapacity) -> bool {
-        self.holds(need) && self.pairs == need.pairs && self.splats == need.splats
-    }
-
     /// Whether work built for `self` is the work `other` asks for: everything but the
     /// chunks and instances, which size a view's own inputs (`BandInputs`).
     pub fn same_work(&self, other: &BandCapacity) -> bool {
@@ -113,9 +95,9 @@ impl BandCapacity {
 
 /// One band of one view: its own inputs (its camera and rows, its clouds, its
 /// dispatches' parameters), written each frame before it records, and the working
-/// buffers its passes fill. A camera's work is its own; the shadow views of one light
-/// map size share one (`render::shadows::work`): they record one after another, and
-/// each view's passes clear or overwrite whatever they read of it first.
+/// buffers its passes fill, which the views of its shape share (`shared_work`: they
+/// record one after another, and each view's passes clear or overwrite whatever they
+/// read of it first).
 pub struct BandBuffers {
     /// Chunk parameters and instances this view's own buffers hold.
     pub inputs: BandInputs,
@@ -187,21 +169,6 @@ impl BandBuffers {
             tile_runs: &self.work.tile_runs,
             counters: &self.work.counters,
         }
-    }
-
-    /// A band with work of its own, built for `capacity`.
-    pub fn new(
-        device: &Device,
-        pipelines: &SplatPipelines,
-        memory: &SplatMemory,
-        capacity: BandCapacity,
-    ) -> Self {
-        let inputs = BandInputs {
-            chunks: capacity.chunks,
-            instances: capacity.instances,
-        };
-        let work = BandWork::new(device, pipelines, memory, capacity);
-        Self::over(device, memory, inputs, Arc::new(work))
     }
 
     /// A view's own inputs, holding `inputs`, over `work` (its own or shared).
@@ -508,8 +475,12 @@ mod tests {
             ..work.clone()
         };
         assert!(work.same_work(&more_clouds));
+        let inputs = BandInputs {
+            chunks: work.chunks,
+            instances: work.instances,
+        };
         assert!(
-            !work.holds(&more_clouds),
+            !inputs.hold(&more_clouds),
             "a view's inputs still grow for them"
         );
         for other in [

@@ -5,8 +5,9 @@
 //! - [`band_buffers`]: one band's working buffers and their capacities;
 //! - [`buffer_plan`]: which of a band's four shared buffers holds which of the frame's
 //!   arrays at each step, checked by its tests;
-//! - [`sizing`]: which bands and buffers a view needs this frame, from the GPU's latest
-//!   counts;
+//! - [`sizing`]: which bands a view needs this frame, from the GPU's latest counts;
+//! - [`shared_work`]: the layer and band work that views of one shape share (they
+//!   record one after another), and each view's own buffers over them;
 //! - [`splat_layer`]: the texture the bands draw into and the composite reads;
 //! - [`uniform`]: the camera as the passes see it;
 //! - [`dispatch`] and [`frame`]: every bind group of one frame, built in prepare and
@@ -26,6 +27,7 @@ pub mod frame;
 pub mod lod;
 pub mod picks;
 pub mod readback;
+pub mod shared_work;
 pub mod sizing;
 pub mod splat_layer;
 pub mod stats;
@@ -34,15 +36,17 @@ pub mod uniform;
 
 use band_buffers::BandBuffers;
 use readback::CounterReadback;
-use splat_layer::SplatLayer;
+use splat_layer::{LayerParams, SplatLayer};
 
 /// What one view keeps across frames, a component on the render world's view: the
 /// splat layer its bands draw into, the bands' buffers, and the read-back of their
-/// counters. A camera's layer and work are its own; shadow views of one map size
-/// share them (`render::shadows::work`).
+/// counters. The layer and the bands' work are shared with the views of the same shape
+/// (`shared_work`); the bands' inputs and the read-back are the view's own.
 #[derive(bevy::ecs::component::Component)]
 pub struct ViewBuffers {
     pub layer: std::sync::Arc<SplatLayer>,
+    /// Where this view places the layer (the composite's and depth write's uniform).
+    pub layer_params: LayerParams,
     /// Top to bottom; each draws its own tile rows of the layer.
     pub bands: Vec<BandBuffers>,
     /// Reads back every band's counters; built for this many bands.

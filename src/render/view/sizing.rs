@@ -1,19 +1,15 @@
-//! How a view's buffers follow what it draws: each band's capacities from the GPU's
-//! latest report, and which of the previous buffers still serve.
+//! How a view's bands follow what it draws: each band's capacities from the GPU's
+//! latest report (`shared_work` then gives the view buffers for them).
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use bevy::log::{debug, warn};
 use bevy::math::UVec2;
 
 use super::ViewBuffers;
-use super::band_buffers::{BandBuffers, BandCapacity};
+use super::band_buffers::BandCapacity;
 use super::bands::{Band, BandLimits, BandNeed, first_bands, next_bands};
-use super::readback::{CounterReadback, GpuCounts};
-use super::splat_layer::{LayerOutputs, SplatLayer};
-use crate::render::memory::SplatMemory;
-use crate::render::passes::SplatPipelines;
+use super::readback::GpuCounts;
 use crate::render::passes::tile_split::bins_for;
 
 /// What a view draws this frame, the input to sizing its bands.
@@ -141,101 +137,4 @@ fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits, 
             );
         }
     }
-}
-
-/// Sizes a view's buffers for this frame from what it draws (`need`) and the GPU's
-/// latest counts, which it polls and returns: `view`'s `ViewBuffers` in place where
-/// they still serve, new ones inserted otherwise.
-#[expect(clippy::too_many_arguments, reason = "one view's sizing inputs, named")]
-pub fn size_view(
-    commands: &mut bevy::ecs::prelude::Commands,
-    view: bevy::ecs::prelude::Entity,
-    buffers: Option<bevy::ecs::prelude::Mut<ViewBuffers>>,
-    need: &ViewNeed,
-    limits: &BandLimits,
-    (viewport, outputs): (UVec2, LayerOutputs),
-    device: &wgpu::Device,
-    pipelines: &SplatPipelines,
-    memory: &SplatMemory,
-) -> Option<Vec<GpuCounts>> {
-    let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
-    let capacities = plan_bands(buffers.as_deref(), counts.as_deref(), need, limits);
-    let built = reuse_or_build(
-        buffers.map(bevy::ecs::prelude::Mut::into_inner),
-        capacities,
-        viewport,
-        device,
-        pipelines,
-        memory,
-        outputs,
-    );
-    if let Some(built) = built {
-        commands.entity(view).insert(built);
-    }
-    counts
-}
-
-/// Brings a view's buffers to `capacities`: those of `previous` (the view's
-/// component) in place where its layer still fits, keeping every band that still
-/// serves; otherwise new buffers, returned for the caller to insert.
-pub fn reuse_or_build(
-    previous: Option<&mut ViewBuffers>,
-    capacities: Vec<BandCapacity>,
-    viewport: UVec2,
-    device: &wgpu::Device,
-    pipelines: &SplatPipelines,
-    memory: &SplatMemory,
-    outputs: LayerOutputs,
-) -> Option<ViewBuffers> {
-    let bands = capacities.len();
-    match previous {
-        Some(view) if view.layer.viewport == viewport && view.layer.outputs == outputs => {
-            if view.readback.bands() != bands {
-                view.readback = CounterReadback::new(device, memory, bands);
-            }
-            let old_bands = std::mem::take(&mut view.bands);
-            view.bands = reuse_bands(old_bands, capacities, device, pipelines, memory);
-            None
-        }
-        _ => Some(ViewBuffers {
-            layer: Arc::new(SplatLayer::new(device, memory, viewport, outputs)),
-            bands: reuse_bands(Vec::new(), capacities, device, pipelines, memory),
-            readback: CounterReadback::new(device, memory, bands),
-        }),
-    }
-}
-
-/// The bands for `capacities`: an old band of the same rows where it still holds
-/// exactly what is needed, a new one otherwise.
-fn reuse_bands(
-    mut old_bands: Vec<BandBuffers>,
-    capacities: Vec<BandCapacity>,
-    device: &wgpu::Device,
-    pipelines: &SplatPipelines,
-    memory: &SplatMemory,
-) -> Vec<BandBuffers> {
-    capacities
-        .into_iter()
-        .map(|need| {
-            let same_rows = old_bands
-                .iter()
-                .position(|b| b.work.capacity.rows == need.rows);
-            match same_rows.map(|i| old_bands.swap_remove(i)) {
-                Some(band) if band.work.capacity.fits_exactly(&need) => band,
-                old => {
-                    // Keep headroom for clouds and chunks, so one appearing doesn't
-                    // rebuild every frame.
-                    let (chunks, instances) =
-                        old.map_or((0, 0), |b| (b.inputs.chunks, b.inputs.instances));
-                    let capacity = BandCapacity {
-                        chunks: need.chunks.max(chunks),
-                        instances: need.instances.max(instances),
-                        ..need
-                    };
-                    debug!("splat band buffers for {capacity:?}");
-                    BandBuffers::new(device, pipelines, memory, capacity)
-                }
-            }
-        })
-        .collect()
 }

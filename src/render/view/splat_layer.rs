@@ -15,7 +15,7 @@ const LAYER_PIXEL_BYTES: u64 = 16;
 
 /// Which of the layer's images a view reads; the others are 1×1 stand-ins that the
 /// tile render's writes land on unread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LayerOutputs {
     /// The colour and coverage the composite blends (camera views).
     pub colour: bool,
@@ -49,7 +49,6 @@ pub struct SplatLayer {
     /// the median), for `SplatDepth`; a 1×1 stand-in otherwise.
     pub median_depth: TextureView,
     pub outputs: LayerOutputs,
-    pub composite_params: Buffer,
     _bytes: GpuBytes,
 }
 
@@ -91,33 +90,46 @@ impl SplatLayer {
             usage: wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::TEXTURE_BINDING,
             view_formats: &[],
         });
-        let composite_params = buffer(
-            device,
-            "splat composite",
-            size_of::<CompositeUniform>() as u64,
-            BufferUsages::UNIFORM | BufferUsages::COPY_DST,
-        );
         let bytes = u64::from(width) * u64::from(height) * LAYER_PIXEL_BYTES
-            + u64::from(depth_width) * u64::from(depth_height) * 4
-            + composite_params.size();
+            + u64::from(depth_width) * u64::from(depth_height) * 4;
         Self {
             viewport,
             view: texture.create_view(&Default::default()),
             median_depth: depth_texture.create_view(&Default::default()),
             outputs,
-            composite_params,
             _bytes: memory.track(bytes),
         }
     }
 }
 
-impl SplatLayer {
-    /// Where the viewport sits in the target, whether to take the layer's sRGB values
-    /// to linear light, and the target's format.
-    pub fn write_params(
+/// How a view's passes that read its layer place it: a uniform of the view's own,
+/// since views of one size share a layer but not their place in their targets.
+pub struct LayerParams {
+    pub buffer: Buffer,
+    _bytes: GpuBytes,
+}
+
+impl LayerParams {
+    pub fn new(device: &Device, memory: &SplatMemory) -> Self {
+        let buffer = buffer(
+            device,
+            "splat composite",
+            size_of::<CompositeUniform>() as u64,
+            BufferUsages::UNIFORM | BufferUsages::COPY_DST,
+        );
+        let bytes = buffer.size();
+        Self {
+            buffer,
+            _bytes: memory.track(bytes),
+        }
+    }
+
+    /// Where the view's `viewport` sits in the target, whether to take the layer's
+    /// sRGB values to linear light, and the target's format.
+    pub fn write(
         &self,
         queue: &wgpu::Queue,
-        origin: UVec2,
+        (origin, viewport): (UVec2, UVec2),
         linearize: bool,
         format: wgpu::TextureFormat,
     ) {
@@ -125,11 +137,11 @@ impl SplatLayer {
             viewport_origin: origin.to_array(),
             linearize: u32::from(linearize),
             srgb_levels: CompositeUniform::srgb_levels(format),
-            tiles_across: tiles_for(self.viewport).x,
-            viewport_size: self.viewport.to_array(),
+            tiles_across: tiles_for(viewport).x,
+            viewport_size: viewport.to_array(),
             _pad: 0,
         };
-        queue.write_buffer(&self.composite_params, 0, bytemuck::bytes_of(&params));
+        queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
     }
 }
 

@@ -1,16 +1,17 @@
-//! The working buffers and layer the shadow views share.
+//! The layer and working buffers that views of one shape share.
 //!
-//! A camera keeps its own, but a scene's shadow views are many (four cascades per
-//! camera and directional light, six faces per point light) and each used to hold
-//! buffers for every splat it could see: a scene's shadow memory grew with its views.
-//! They never need them at the same time. Every view is recorded whole, one after
-//! another, and its passes clear or overwrite whatever they read of the work before
-//! reading it (the counters, bin ranges and work counts are cleared, every other array
-//! is written before it is read, and the depth write reads only the tiles the view's
-//! own tile render has just written). So the views whose bands have the same shape
-//! (the same map size and rows) share one set, as large as the largest of them needs;
-//! each keeps only its own inputs (camera, clouds, dispatch parameters) and its counts'
-//! read-back, which are what differ.
+//! A view needs its layer and band work only while it records: every view is recorded
+//! whole, one after another (a camera's run draws its splats and composites them, a
+//! shadow view's run draws them and writes the map), and its passes clear or overwrite
+//! whatever they read of the work before reading it (the counters, bin ranges and work
+//! counts are cleared, every other array is written before it is read, and the
+//! composite and the depth write read only the tiles the view's own tile render has
+//! just written). So the views whose bands have the same shape (viewport size, rows,
+//! outputs) share one layer and one set of band work, as large as the largest of them
+//! needs, where each holding its own made memory grow with the number of views: four
+//! cascades per camera and directional light, six faces per point light, the cameras
+//! of a split screen. Each view keeps only what differs: its own inputs (camera,
+//! clouds, dispatch parameters) and its counts' read-back.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -19,57 +20,68 @@ use bevy::ecs::prelude::*;
 use bevy::math::UVec2;
 use bevy::platform::collections::HashMap;
 
+use super::ViewBuffers;
+use super::band_buffers::{BandBuffers, BandCapacity, BandInputs, BandWork};
+use super::readback::CounterReadback;
+use super::splat_layer::{LayerOutputs, LayerParams, SplatLayer};
 use crate::render::memory::SplatMemory;
 use crate::render::passes::SplatPipelines;
-use crate::render::view::ViewBuffers;
-use crate::render::view::band_buffers::{BandBuffers, BandCapacity, BandInputs, BandWork};
-use crate::render::view::readback::CounterReadback;
-use crate::render::view::splat_layer::{LayerOutputs, SplatLayer};
 
-/// The shared work of the shadow views, by the shape of their bands; what no view
-/// used this frame is dropped.
-#[derive(Resource, Default)]
-pub struct ShadowWork {
-    by_shape: HashMap<WorkShape, SharedWork>,
+/// The layers and band work of one kind of view (cameras, shadow views), by shape; a
+/// shape no view plans in a frame is dropped.
+#[derive(Default)]
+pub struct SharedWork {
+    by_shape: HashMap<WorkShape, ShapeWork>,
 }
 
-/// What views must have in common to share work: the map size and every band's rows
-/// and room for chunks.
+/// What views must have in common to share work: the viewport size, the layer's
+/// outputs, and every band's rows and what it records.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct WorkShape {
     viewport: UVec2,
-    bands: Vec<(Range<u32>, u32)>,
+    outputs: LayerOutputs,
+    bands: Vec<BandShape>,
 }
 
+/// (rows, records sources, records lit points, room for tile chunks).
+type BandShape = (Range<u32>, bool, bool, u32);
+
 impl WorkShape {
-    fn of(viewport: UVec2, bands: &[BandCapacity]) -> Self {
+    fn of(plan: &PlannedView) -> Self {
         Self {
-            viewport,
-            bands: bands
+            viewport: plan.viewport,
+            outputs: plan.outputs,
+            bands: plan
+                .bands
                 .iter()
-                .map(|band| (band.rows.clone(), band.tile_chunks))
+                .map(|band| {
+                    let records = (band.sources, band.lit_points);
+                    (band.rows.clone(), records.0, records.1, band.tile_chunks)
+                })
                 .collect(),
         }
     }
 }
 
 /// One shape's layer and band work.
-struct SharedWork {
+struct ShapeWork {
     layer: Arc<SplatLayer>,
     bands: Vec<Arc<BandWork>>,
 }
 
-/// One shadow view's plan for this frame: its map size and its bands' capacities,
-/// planned from its own counts as a camera plans its own.
+/// One view's plan for this frame: its viewport size, its layer's outputs and its
+/// bands' capacities, planned from its own counts (`sizing::plan_bands`).
 pub struct PlannedView {
     pub entity: Entity,
     pub viewport: UVec2,
+    pub outputs: LayerOutputs,
     pub bands: Vec<BandCapacity>,
 }
 
-impl ShadowWork {
+impl SharedWork {
     /// Makes or keeps the work every shape of `plans` needs: per band, the most splats
-    /// and pairs any of its views plans. Drops the shapes no view plans. Returns each plan's layer and band work, in order.
+    /// and pairs any of its views plans. Drops the shapes no view plans. Returns each
+    /// plan's layer and band work, in order.
     pub fn share(
         &mut self,
         plans: &[PlannedView],
@@ -77,10 +89,7 @@ impl ShadowWork {
         pipelines: &SplatPipelines,
         memory: &SplatMemory,
     ) -> Vec<(Arc<SplatLayer>, Vec<Arc<BandWork>>)> {
-        let shapes: Vec<WorkShape> = plans
-            .iter()
-            .map(|plan| WorkShape::of(plan.viewport, &plan.bands))
-            .collect();
+        let shapes: Vec<WorkShape> = plans.iter().map(WorkShape::of).collect();
         let mut largest: HashMap<WorkShape, Vec<BandCapacity>> = HashMap::default();
         for (shape, plan) in shapes.iter().zip(plans) {
             match largest.get_mut(shape) {
@@ -96,16 +105,13 @@ impl ShadowWork {
         }
         self.by_shape.retain(|shape, _| largest.contains_key(shape));
         for (shape, bands) in largest {
-            let previous = self.by_shape.remove(&shape);
-            let (layer, mut old_bands) = match previous {
+            let (layer, old_bands) = match self.by_shape.remove(&shape) {
                 Some(work) => (work.layer, work.bands),
                 None => {
-                    let layer =
-                        SplatLayer::new(device, memory, shape.viewport, LayerOutputs::SHADOW);
+                    let layer = SplatLayer::new(device, memory, shape.viewport, shape.outputs);
                     (Arc::new(layer), Vec::new())
                 }
             };
-            old_bands.truncate(bands.len());
             let mut old_bands = old_bands.into_iter();
             let bands = bands
                 .into_iter()
@@ -115,7 +121,7 @@ impl ShadowWork {
                     _ => Arc::new(BandWork::new(device, pipelines, memory, need)),
                 })
                 .collect();
-            self.by_shape.insert(shape, SharedWork { layer, bands });
+            self.by_shape.insert(shape, ShapeWork { layer, bands });
         }
         shapes
             .iter()
@@ -136,12 +142,13 @@ fn covering(a: &BandCapacity, b: &BandCapacity) -> BandCapacity {
     }
 }
 
-/// A shadow view's buffers over its shared `layer` and `work`: its own inputs, kept
-/// while they hold what `bands` asks (and grown with headroom otherwise), and its
-/// read-back. Updates `previous` in place, or returns new buffers to insert.
+/// A view's buffers for this frame over the work it shares (`SharedWork::share`): its
+/// own inputs, kept while they hold what `plan` asks (grown with headroom otherwise, so
+/// a cloud appearing doesn't rebuild every frame), and its read-back. Updates
+/// `previous` (the view's component) in place, or returns new buffers to insert.
 pub fn view_buffers_over(
     previous: Option<&mut ViewBuffers>,
-    bands: &[BandCapacity],
+    plan: &PlannedView,
     (layer, work): (Arc<SplatLayer>, Vec<Arc<BandWork>>),
     device: &wgpu::Device,
     memory: &SplatMemory,
@@ -162,6 +169,7 @@ pub fn view_buffers_over(
             BandBuffers::over(device, memory, inputs, work)
         }
     };
+    let bands = &plan.bands;
     match previous {
         Some(view) => {
             if view.readback.bands() != bands.len() {
@@ -178,6 +186,7 @@ pub fn view_buffers_over(
         }
         None => Some(ViewBuffers {
             layer,
+            layer_params: LayerParams::new(device, memory),
             bands: bands
                 .iter()
                 .zip(work)
