@@ -140,11 +140,14 @@ struct Scene {
     view: View,
 }
 
-/// A render's image, what each shadow view counted, and the plugin's GPU memory.
+/// A render's image, what each shadow view counted, the plugin's GPU memory, and the
+/// app and light, to go on with.
 struct Rendered {
     image: Rgba8,
     views: Vec<(String, SplatViewStats)>,
     memory: u64,
+    headless: Headless,
+    light: Entity,
 }
 
 /// What a render changes from the plain scene.
@@ -317,6 +320,8 @@ impl Scene {
             image,
             views: counts,
             memory,
+            headless,
+            light,
         }
     }
 
@@ -602,6 +607,24 @@ fn the_shadow_views_of_a_light_share_their_working_buffers() {
     assert!(
         four_bytes < one_bytes * 2,
         "four cascades hold {four_bytes} B against one cascade's {one_bytes} B"
+    );
+
+    // Shared work is given back with the last view that draws over it: the light
+    // gone, the plugin holds what it held without it.
+    let unseen_bytes = four.render_measured(unseen).memory;
+    let mut drawn = four.render_measured(Variant::default());
+    drawn.headless.app.world_mut().despawn(drawn.light);
+    for _ in 0..4 {
+        drawn.headless.app.update();
+    }
+    let left = drawn.headless.app.world().resource::<SplatMemory>().bytes();
+    println!(
+        "with the light {} B, after it {left} B, never cast {unseen_bytes} B",
+        drawn.memory
+    );
+    assert!(
+        left < drawn.memory && left <= unseen_bytes,
+        "{left} B held after the light went"
     );
 }
 
