@@ -124,6 +124,8 @@ impl BandInputs {
 
 /// The buffers a band's passes work in, sized by its [`BandCapacity`].
 pub struct BandWork {
+    /// What it was built for. Its chunks and instances are those of the plan it was
+    /// built from: they size no buffer here (each view's `BandInputs` hold its own).
     pub capacity: BandCapacity,
     pub projected: Buffer,
     /// Each projected splat's instance and asset index, for picks (see

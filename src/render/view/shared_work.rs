@@ -11,7 +11,8 @@
 //! needs, where each holding its own made memory grow with the number of views: four
 //! cascades per camera and directional light, six faces per point light, the cameras
 //! of a split screen. Each view keeps only what differs: its own inputs (camera,
-//! clouds, dispatch parameters) and its counts' read-back.
+//! clouds, dispatch parameters), where it places the layer in its target
+//! (`LayerParams`) and its counts' read-back.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -55,8 +56,8 @@ impl WorkShape {
                 .bands
                 .iter()
                 .map(|band| {
-                    let records = (band.sources, band.lit_points);
-                    (band.rows.clone(), records.0, records.1, band.tile_chunks)
+                    let rows = band.rows.clone();
+                    (rows, band.sources, band.lit_points, band.tile_chunks)
                 })
                 .collect(),
         }
