@@ -148,6 +148,8 @@ struct Rendered {
     memory: u64,
     headless: Headless,
     light: Entity,
+    /// The cameras, the first one's image first.
+    cameras: Vec<Entity>,
 }
 
 /// What a render changes from the plain scene.
@@ -170,6 +172,8 @@ struct Variant {
     /// Storage bindings of at most this many bytes
     /// (`SplatGpuLimits::max_storage_binding_bytes`): shadow views in bands.
     max_binding: Option<u64>,
+    /// A second camera, with the same view on a target of its own.
+    second_camera: bool,
 }
 
 /// The layer the clouds are on: the light sees it, the cameras do not.
@@ -282,6 +286,12 @@ impl Scene {
         }
         let camera =
             headless.spawn_camera(self.view.transform(), self.view.projection(), SIZE, None);
+        let mut cameras = vec![camera.entity];
+        if variant.second_camera {
+            let second =
+                headless.spawn_camera(self.view.transform(), self.view.projection(), SIZE, None);
+            cameras.push(second.entity);
+        }
         headless
             .app
             .world_mut()
@@ -322,6 +332,7 @@ impl Scene {
             memory,
             headless,
             light,
+            cameras,
         }
     }
 
@@ -551,6 +562,28 @@ fn several_cascades_cast_where_the_camera_looks_across_them() {
             "{name}: {} runs over {} tiles",
             counts.tile_runs,
             counts.tiles_drawn
+        );
+    }
+
+    // Cascades are a camera's views: with two cameras, each has its four, under the
+    // same names, and both are counted.
+    let two = scene.render_measured(Variant {
+        second_camera: true,
+        ..default()
+    });
+    let stats = two.headless.app.world().resource::<SplatShadowStats>();
+    let every = stats.get(two.light);
+    assert_eq!(every.len(), 8, "four cascades per camera: {every:?}");
+    for camera in &two.cameras {
+        let own = stats.get_for_camera(two.light, *camera);
+        let names: Vec<&str> = own.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(
+            names,
+            views.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>()
+        );
+        assert!(
+            own.iter()
+                .all(|(_, s)| s.gpu_reports > 0 && s.visible_splats > 0)
         );
     }
 }

@@ -6,7 +6,8 @@ use bevy::camera::visibility::RenderLayers;
 use bevy::core_pipeline::core_3d::CORE_3D_DEPTH_FORMAT;
 use bevy::ecs::prelude::*;
 use bevy::math::UVec2;
-use bevy::pbr::{LightEntity, ShadowView};
+use bevy::pbr::{LightEntity, ShadowView, ViewLightEntities};
+use bevy::platform::collections::HashMap;
 use bevy::platform::time::Instant;
 use bevy::render::render_asset::RenderAssets;
 use bevy::render::render_resource::PipelineCache;
@@ -120,6 +121,7 @@ pub fn prepare_shadow_views(
     lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
     stats: Res<SplatShadowStats>,
+    cameras: Query<(&MainEntity, &ViewLightEntities)>,
     mut work: ResMut<ShadowWork>,
 ) {
     let Some(pipelines) = pipelines else {
@@ -129,6 +131,11 @@ pub fn prepare_shadow_views(
     let limits = BandLimits::new(max_binding, PROJECTED_SPLAT_BYTES, SortKey::U32.bytes());
     let device = device.wgpu_device();
     let default_layers = RenderLayers::default();
+    // A directional light's cascades are views of a camera (main-world entity).
+    let camera_of: HashMap<Entity, Entity> = cameras
+        .iter()
+        .flat_map(|(camera, cascades)| cascades.lights.iter().map(move |view| (*view, camera.id())))
+        .collect();
     let mut drawing = Vec::new();
     let mut planned = Vec::new();
     for (entity, (view, shadow_view), frustum, (light, layers), buffers, view_lod) in &mut views {
@@ -201,11 +208,12 @@ pub fn prepare_shadow_views(
             bands: plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits),
         });
         if let Some(light_main) = light_main {
-            let view_name = shadow_view.pass_name.to_string();
-            if let Some(counts) = counts {
-                stats.record(light_main, &view_name, &counts);
+            let camera = camera_of.get(&entity).copied();
+            let view = (light_main, shadow_view.pass_name.to_string(), camera);
+            if let Some(counts) = &counts {
+                stats.record(&view, counts);
             }
-            drawing.push((light_main, view_name));
+            drawing.push(view);
         }
         let mut entity_commands = commands.entity(entity);
         entity_commands.insert(ViewDraw {

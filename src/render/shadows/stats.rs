@@ -16,8 +16,9 @@ use crate::render::view::stats::SplatViewStats;
 /// `shadow_point_light_0_+x`, …): what [`SplatStats`](crate::render::SplatStats)
 /// holds for a camera (splats, pairs, tiles drawn, bands), a frame or two late. A
 /// view that stops drawing splats (its light gone, its clouds out of its frustum)
-/// leaves. A directional light's cascades are drawn per camera under one name each,
-/// so with several cameras an entry holds the latest camera's cascade.
+/// leaves. A directional light's cascades are views of each camera (Bevy fits them to
+/// the camera's frustum), under the same names for every camera: [`Self::get`] lists
+/// every camera's, [`Self::get_for_camera`] one camera's.
 ///
 /// Reflected as an opaque value: a copy made through reflection shares the stats.
 #[derive(Resource, Clone, Default, Debug, Reflect)]
@@ -25,33 +26,60 @@ use crate::render::view::stats::SplatViewStats;
 #[reflect(Resource, Default, Debug, Clone)]
 pub struct SplatShadowStats(Arc<Mutex<ShadowViews>>);
 
-type ShadowViews = HashMap<Entity, BTreeMap<String, SplatViewStats>>;
+/// A light's views by name and the camera (main-world entity) whose cascade a view
+/// is; point and spot views belong to no camera.
+type ShadowViews = HashMap<Entity, BTreeMap<(String, Option<Entity>), SplatViewStats>>;
+
+/// One shadow view: its light, Bevy's name of it, and the camera whose cascade it is.
+pub(crate) type ShadowViewKey = (Entity, String, Option<Entity>);
 
 impl SplatShadowStats {
     /// The latest counts of each of `light`'s shadow views that drew splats, by view
-    /// name (in name order: cascades nearest first, a point light's faces by axis).
+    /// name (in name order: cascades nearest first, a point light's faces by axis;
+    /// with several cameras, a directional light's cascades once per camera).
     pub fn get(&self, light: Entity) -> Vec<(String, SplatViewStats)> {
+        self.views(light, |_| true)
+    }
+
+    /// As [`Self::get`], with a directional light's cascades of `camera` (a main-world
+    /// entity) alone: the views drawn for it.
+    pub fn get_for_camera(&self, light: Entity, camera: Entity) -> Vec<(String, SplatViewStats)> {
+        self.views(light, |of| of.is_none_or(|of| of == camera))
+    }
+
+    fn views(
+        &self,
+        light: Entity,
+        keep: impl Fn(Option<Entity>) -> bool,
+    ) -> Vec<(String, SplatViewStats)> {
         self.lock()
             .get(&light)
-            .map(|views| views.iter().map(|(name, s)| (name.clone(), *s)).collect())
+            .map(|views| {
+                let kept = views.iter().filter(|((_, camera), _)| keep(*camera));
+                kept.map(|((name, _), s)| (name.clone(), *s)).collect()
+            })
             .unwrap_or_default()
     }
 
-    /// Takes in the GPU's counts of the bands of `light`'s view `view`.
-    pub(crate) fn record(&self, light: Entity, view: &str, counts: &[GpuCounts]) {
+    /// Takes in the GPU's counts of the bands of the shadow view `view`.
+    pub(crate) fn record(&self, (light, name, camera): &ShadowViewKey, counts: &[GpuCounts]) {
         self.lock()
-            .entry(light)
+            .entry(*light)
             .or_default()
-            .entry(view.to_owned())
+            .entry((name.clone(), *camera))
             .or_default()
             .record(counts);
     }
 
-    /// Keeps only the views in `drawing` (light, view name).
-    pub(crate) fn retain(&self, drawing: &[(Entity, String)]) {
+    /// Keeps only the views in `drawing`.
+    pub(crate) fn retain(&self, drawing: &[ShadowViewKey]) {
         let mut lights = self.lock();
         lights.retain(|light, views| {
-            views.retain(|name, _| drawing.iter().any(|(l, n)| l == light && n == name));
+            views.retain(|(name, camera), _| {
+                drawing
+                    .iter()
+                    .any(|(l, n, c)| l == light && n == name && c == camera)
+            });
             !views.is_empty()
         });
     }
