@@ -27,8 +27,8 @@ use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::SplatFrame;
 use crate::render::view::lod::ViewLod;
 use crate::render::view::picks::{SplatPickAnswers, SplatPickRequest, ViewPicks};
-use crate::render::view::shared_work::{PlannedView, SharedWork, view_buffers_over};
-use crate::render::view::sizing::{ViewNeed, plan_bands};
+use crate::render::view::shared_work::{PlannedView, SharedWork, give_view_its_buffers};
+use crate::render::view::sizing::ViewNeed;
 use crate::render::view::splat_layer::{LayerOutputs, SceneCopy};
 use crate::render::view::stats::{STAGE_COUNT, SplatLodStats, SplatStats};
 use crate::render::view::timestamps::{PassTimestamps, SplatPassTimes};
@@ -268,13 +268,14 @@ pub fn prepare_splat_view_buffers(
         }
 
         // Sized from its own counts; its buffers come below, over the work it shares.
-        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
-        planned.push(PlannedView {
+        let (plan, counts) = PlannedView::from_counts(
             entity,
-            viewport: size,
-            outputs: LayerOutputs::camera(writes_depth),
-            bands: plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits),
-        });
+            (size, LayerOutputs::camera(writes_depth)),
+            buffers.as_deref(),
+            (&need, &limits),
+            device,
+        );
+        planned.push(plan);
         if let Some(counts) = &counts {
             stats.update(main_entity.id(), |s| s.record(counts));
         }
@@ -296,12 +297,9 @@ pub fn prepare_splat_view_buffers(
     stats.retain(|camera| live.contains(camera));
     let shared = work.0.share(&planned, device, &pipelines, &memory);
     for (plan, shared) in planned.iter().zip(shared) {
-        let Ok((.., buffers, _, _, _)) = views.get_mut(plan.entity) else {
-            continue;
-        };
-        let previous = buffers.map(Mut::into_inner);
-        if let Some(built) = view_buffers_over(previous, plan, shared, device, &memory) {
-            commands.entity(plan.entity).insert(built);
+        if let Ok((.., buffers, _, _, _)) = views.get_mut(plan.entity) {
+            let previous = buffers.map(Mut::into_inner);
+            give_view_its_buffers(&mut commands, previous, plan, shared, (device, &memory));
         }
     }
 }

@@ -34,8 +34,8 @@ use crate::render::view::ViewBuffers;
 use crate::render::view::bands::BandLimits;
 use crate::render::view::frame::BandFrame;
 use crate::render::view::lod::ViewLod;
-use crate::render::view::shared_work::{PlannedView, SharedWork, view_buffers_over};
-use crate::render::view::sizing::{ViewNeed, plan_bands};
+use crate::render::view::shared_work::{PlannedView, SharedWork, give_view_its_buffers};
+use crate::render::view::sizing::ViewNeed;
 use crate::render::view::splat_layer::LayerOutputs;
 use crate::render::view::uniform::SplatCamera;
 
@@ -200,13 +200,14 @@ pub fn prepare_shadow_views(
             tile_chunks: gpu_limits.max_tile_chunks.unwrap_or(u32::MAX),
         };
         // Sized from its own counts, as a camera is; the buffers come below.
-        let counts = buffers.as_ref().and_then(|b| b.readback.poll(device));
-        planned.push(PlannedView {
+        let (plan, counts) = PlannedView::from_counts(
             entity,
-            viewport: size,
-            outputs: LayerOutputs::SHADOW,
-            bands: plan_bands(buffers.as_deref(), counts.as_deref(), &need, &limits),
-        });
+            (size, LayerOutputs::SHADOW),
+            buffers.as_deref(),
+            (&need, &limits),
+            device,
+        );
+        planned.push(plan);
         if let Some(light_main) = light_main {
             let camera = camera_of.get(&entity).copied();
             let view = (light_main, shadow_view.pass_name.to_string(), camera);
@@ -231,13 +232,9 @@ pub fn prepare_shadow_views(
     stats.retain(&drawing);
     let shared = work.0.share(&planned, device, &pipelines, &memory);
     for (plan, shared) in planned.iter().zip(shared) {
-        let Ok((.., buffers, _)) = views.get_mut(plan.entity) else {
-            continue;
-        };
-        let previous = buffers.map(Mut::into_inner);
-        let built = view_buffers_over(previous, plan, shared, device, &memory);
-        if let Some(built) = built {
-            commands.entity(plan.entity).insert(built);
+        if let Ok((.., buffers, _)) = views.get_mut(plan.entity) {
+            let previous = buffers.map(Mut::into_inner);
+            give_view_its_buffers(&mut commands, previous, plan, shared, (device, &memory));
         }
     }
 }

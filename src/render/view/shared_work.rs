@@ -18,12 +18,15 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bevy::ecs::prelude::*;
+use bevy::log::debug;
 use bevy::math::UVec2;
 use bevy::platform::collections::HashMap;
 
 use super::ViewBuffers;
 use super::band_buffers::{BandBuffers, BandCapacity, BandInputs, BandWork};
-use super::readback::CounterReadback;
+use super::bands::BandLimits;
+use super::readback::{CounterReadback, GpuCounts};
+use super::sizing::{ViewNeed, plan_bands};
 use super::splat_layer::{LayerOutputs, LayerParams, SplatLayer};
 use crate::render::memory::SplatMemory;
 use crate::render::passes::SplatPipelines;
@@ -79,6 +82,27 @@ pub struct PlannedView {
     pub bands: Vec<BandCapacity>,
 }
 
+impl PlannedView {
+    /// Plans `entity`'s bands for this frame from what it draws (`need`) and the GPU's
+    /// latest counts on its buffers (`previous`), which it polls and returns too.
+    pub fn from_counts(
+        entity: Entity,
+        (viewport, outputs): (UVec2, LayerOutputs),
+        previous: Option<&ViewBuffers>,
+        (need, limits): (&ViewNeed, &BandLimits),
+        device: &wgpu::Device,
+    ) -> (Self, Option<Vec<GpuCounts>>) {
+        let counts = previous.and_then(|view| view.readback.poll(device));
+        let plan = Self {
+            entity,
+            viewport,
+            outputs,
+            bands: plan_bands(previous, counts.as_deref(), need, limits),
+        };
+        (plan, counts)
+    }
+}
+
 impl SharedWork {
     /// Makes or keeps the work every shape of `plans` needs: per band, the most splats
     /// and pairs any of its views plans. Drops the shapes no view plans. Returns each
@@ -119,7 +143,10 @@ impl SharedWork {
                 .map(|need| match old_bands.next() {
                     // New clouds or chunks grow the views' own inputs, not this.
                     Some(work) if work.capacity.same_work(&need) => work,
-                    _ => Arc::new(BandWork::new(device, pipelines, memory, need)),
+                    _ => {
+                        debug!("splat band work for {need:?}");
+                        Arc::new(BandWork::new(device, pipelines, memory, need))
+                    }
                 })
                 .collect();
             self.by_shape.insert(shape, ShapeWork { layer, bands });
@@ -143,30 +170,25 @@ fn covering(a: &BandCapacity, b: &BandCapacity) -> BandCapacity {
     }
 }
 
-/// A view's buffers for this frame over the work it shares (`SharedWork::share`): its
-/// own inputs, kept while they hold what `plan` asks (grown with headroom otherwise, so
-/// a cloud appearing doesn't rebuild every frame), and its read-back. Updates
-/// `previous` (the view's component) in place, or returns new buffers to insert.
-pub fn view_buffers_over(
+/// Gives the view of `plan` its buffers for this frame over the work it shares
+/// (`SharedWork::share`): its own inputs, kept while they hold what `plan` asks (grown
+/// with headroom otherwise, so a cloud appearing doesn't rebuild every frame), and its
+/// read-back. Updates `previous` (the view's component) in place, or inserts new ones.
+pub fn give_view_its_buffers(
+    commands: &mut Commands,
     previous: Option<&mut ViewBuffers>,
     plan: &PlannedView,
     (layer, work): (Arc<SplatLayer>, Vec<Arc<BandWork>>),
-    device: &wgpu::Device,
-    memory: &SplatMemory,
-) -> Option<ViewBuffers> {
+    (device, memory): (&wgpu::Device, &SplatMemory),
+) {
     let over = |old: Option<BandBuffers>, need: &BandCapacity, work: Arc<BandWork>| match old {
         Some(old) if old.inputs.hold(need) => old.with_work(work),
         old => {
-            let inputs = old.map_or(
-                BandInputs {
-                    chunks: need.chunks,
-                    instances: need.instances,
-                },
-                |old| BandInputs {
-                    chunks: need.chunks.max(old.inputs.chunks),
-                    instances: need.instances.max(old.inputs.instances),
-                },
-            );
+            let held = old.map_or((0, 0), |old| (old.inputs.chunks, old.inputs.instances));
+            let inputs = BandInputs {
+                chunks: need.chunks.max(held.0),
+                instances: need.instances.max(held.1),
+            };
             BandBuffers::over(device, memory, inputs, work)
         }
     };
@@ -183,17 +205,18 @@ pub fn view_buffers_over(
                 .map(|(need, work)| over(old.next(), need, work))
                 .collect();
             view.layer = layer;
-            None
         }
-        None => Some(ViewBuffers {
-            layer,
-            layer_params: LayerParams::new(device, memory),
-            bands: bands
-                .iter()
-                .zip(work)
-                .map(|(need, work)| over(None, need, work))
-                .collect(),
-            readback: CounterReadback::new(device, memory, bands.len()),
-        }),
+        None => {
+            commands.entity(plan.entity).insert(ViewBuffers {
+                layer,
+                layer_params: LayerParams::new(device, memory),
+                bands: bands
+                    .iter()
+                    .zip(work)
+                    .map(|(need, work)| over(None, need, work))
+                    .collect(),
+                readback: CounterReadback::new(device, memory, bands.len()),
+            });
+        }
     }
 }
