@@ -198,30 +198,42 @@ if [ -n "${SHADOW_BASE:-}" ] && [ -f $shadow_base ]; then
         && chmod +x /tmp/bench_shadow_base
     echo "shadow base bench: $(cat $shadow_base_commit 2>/dev/null || echo unknown)" | tee -a $OUT/gpu.txt
 fi
+# The scene stands still: ours draws every view anew every frame only with
+# --redraw-shadows (what a moving light or camera costs, and what the base binaries,
+# which keep nothing, always do); SHADOW_KEPT=1 runs it once more without, where the
+# views draw from the surfaces they kept.
+redraw=--redraw-shadows
 for k in ${SHADOW_GRIDS:-}; do
     for light in directional point; do
-        /tmp/bench --angel-grid $k --shadow-light $light --frames ${FRAMES:-200} --warmup 30 \
+        /tmp/bench --angel-grid $k --shadow-light $light $redraw --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_$light.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
+        [ -n "${SHADOW_KEPT:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --frames ${FRAMES:-200} \
+            --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_kept.json $limit 2>&1 | grep -v "^$" \
+            | sed 's/^/kept: /' | tee -a $OUT/run.log
         # SHADOW_LOD=TEXELS: again with SplatLod on the light (cuts down to that many texels).
-        [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --shadow-lod $SHADOW_LOD \
+        [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --shadow-lod $SHADOW_LOD \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_lod.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod: /' | tee -a $OUT/run.log
+        [ -n "${SHADOW_LOD:-}" ] && [ -n "${SHADOW_KEPT:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light \
+            --shadow-lod $SHADOW_LOD --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_shadow_${light}_lod_kept.json $limit 2>&1 | grep -v "^$" \
+            | sed 's/^/lod, kept: /' | tee -a $OUT/run.log
         # SHADOW_WHOLE_TILES=1: again with every shadow-map tile drawn by one workgroup
         # (no chunks of long lists), the same binary.
-        [ -n "${SHADOW_WHOLE_TILES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --whole-tiles \
+        [ -n "${SHADOW_WHOLE_TILES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --whole-tiles \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_whole.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/whole tiles: /' | tee -a $OUT/run.log
         [ -n "${SHADOW_WHOLE_TILES:-}" ] && [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k \
-            --shadow-light $light --shadow-lod $SHADOW_LOD --whole-tiles --frames ${FRAMES:-200} --warmup 30 \
+            --shadow-light $light $redraw --shadow-lod $SHADOW_LOD --whole-tiles --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_${light}_lod_whole.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod, whole tiles: /' | tee -a $OUT/run.log
         # SHADOW_STAGES=1: again with every stage of every shadow view timed (and with
         # SHADOW_LOD, once more with the light's cuts: what a view's floor is made of).
-        [ -n "${SHADOW_STAGES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --shadow-stages \
+        [ -n "${SHADOW_STAGES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --shadow-stages \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_stages.json $limit 2>&1 \
             | grep -v "^$" | tee -a $OUT/run.log
         [ -n "${SHADOW_STAGES:-}" ] && [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k \
-            --shadow-light $light --shadow-lod $SHADOW_LOD --shadow-stages --frames ${FRAMES:-200} --warmup 30 \
+            --shadow-light $light $redraw --shadow-lod $SHADOW_LOD --shadow-stages --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_${light}_lod_stages.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod, stages: /' | tee -a $OUT/run.log
         [ -x /tmp/bench_shadow_base ] && /tmp/bench_shadow_base --angel-grid $k --shadow-light $light \

@@ -13,7 +13,7 @@
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display | --hdr]
 //!     [--compute-composite]
 //!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]
-//!      [--whole-tiles]]
+//!      [--whole-tiles] [--redraw-shadows]]
 //!     [--lighting shadowed|lit]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
@@ -55,7 +55,11 @@
 //! `--shadow-lod TEXELS` puts `SplatLod` on the light (no budget, nodes down to that
 //! many shadow-map texels), after its cut has had time to settle; `--whole-tiles`
 //! draws every shadow-map tile with one workgroup however long its list
-//! (`SplatGpuLimits::max_tile_chunks` 0, the drawing before chunks). `--lighting
+//! (`SplatGpuLimits::max_tile_chunks` 0, the drawing before chunks). The scene stands
+//! still, so without `--redraw-shadows` (`RedrawSplatShadows` on the light) each
+//! shadow view soon draws from the surface it kept: only its depth write is timed;
+//! with it, every view is drawn anew every frame, as when the light or the camera
+//! moves. `--lighting
 //! shadowed|lit` gives every cloud that `SplatLighting`: the preprocess stage then
 //! includes the light pass (with `--shadow-light`, its lookups of the light's maps).
 //!
@@ -124,6 +128,8 @@ struct Args {
     shadow_light: Option<ShadowLight>,
     /// Time each stage of each shadow view too (`--shadow-stages`).
     shadow_stages: bool,
+    /// The light draws its shadow views anew every frame (`--redraw-shadows`).
+    redraw_shadows: bool,
     /// The light draws its shadow views as cuts with nodes down to this many texels
     /// (`--shadow-lod TEXELS`: `SplatLod` on the light, no budget).
     shadow_lod: Option<f32>,
@@ -183,6 +189,7 @@ fn parse_args() -> Result<Args, String> {
         shadow_light: None,
         lighting: None,
         shadow_stages: false,
+        redraw_shadows: false,
         shadow_lod: None,
         whole_tiles: false,
     };
@@ -241,6 +248,7 @@ fn parse_args() -> Result<Args, String> {
                 })
             }
             "--shadow-stages" => args.shadow_stages = true,
+            "--redraw-shadows" => args.redraw_shadows = true,
             "--whole-tiles" => args.whole_tiles = true,
             "--lighting" => {
                 args.lighting = Some(match value()?.as_str() {
@@ -724,6 +732,10 @@ fn run() -> Result<(), String> {
             .map_or(10.0, |k| 1.8 * k as f32);
         let light = spawn_shadow_light(&mut headless, light, Vec3::ZERO, extent);
         shadow_light = Some(light);
+        if args.redraw_shadows {
+            let mut light = headless.app.world_mut().entity_mut(light);
+            light.insert(bevy_splat::RedrawSplatShadows);
+        }
         if let Some(texels) = args.shadow_lod {
             headless
                 .app
@@ -904,6 +916,16 @@ fn run() -> Result<(), String> {
                 .get(light)
         })
         .unwrap_or_default();
+    // The views that drew from the surface they kept, standing still.
+    let from_kept = shadow_light
+        .map(|light| {
+            headless
+                .app
+                .world()
+                .resource::<bevy_splat::SplatShadowStats>()
+                .drawn_from_kept(light)
+        })
+        .unwrap_or_default();
     for (view, values) in &shadow_views {
         let (median, p10, p90) = summary(values);
         shadow_total += median;
@@ -918,9 +940,12 @@ fn run() -> Result<(), String> {
                 c.visible_splats, c.tile_pairs, c.tiles_drawn, c.tile_runs, c.tile_chunks
             )
         });
-        println!("shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3}){drew}");
+        let kept = from_kept.contains(view);
+        let how = if kept { " (from its kept surface)" } else { "" };
+        println!("shadow view {view}: {median:.3} ms ({p10:.3}–{p90:.3}){how}{drew}");
         let mut json = serde_json::json!({
             "median_ms": median, "p10_ms": p10, "p90_ms": p90, "samples": values.len(),
+            "from_kept": kept,
         });
         if let Some(c) = counts {
             json["visible_splats"] = c.visible_splats.into();

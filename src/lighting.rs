@@ -1,4 +1,5 @@
-//! How a cloud takes the scene's light: `SplatLighting`.
+//! How a cloud takes the scene's light (`SplatLighting`), and how a light draws the
+//! clouds' shadows (`RedrawSplatShadows`).
 
 use bevy::ecs::prelude::*;
 use bevy::reflect::prelude::*;
@@ -71,3 +72,16 @@ mod tests {
         assert!(SplatLighting::Lit.receives_light());
     }
 }
+
+/// On a light: draw the clouds' shadows anew every frame. Without it, a shadow view
+/// (a cascade, a cube face, a spot light's view) whose clouds, light and camera did not
+/// move since the frame before keeps a copy of its splat surface and only writes that
+/// copy into the light's shadow map until something moves: nearly free for a static
+/// light over static clouds, at the cost of one median-depth texture per such view (4
+/// bytes a texel: 16 MiB for a 2048² cascade) while it stands still. Views of clouds
+/// with a `SplatShader` or a streamed asset are always drawn anew.
+///
+/// For measuring what a moving light costs, or to spend no memory on the copies.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
+pub struct RedrawSplatShadows;

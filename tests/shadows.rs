@@ -20,9 +20,10 @@ use bevy::light::{
 use bevy::math::UVec2;
 use bevy::prelude::*;
 use bevy_splat::asset::formats::ply;
-use bevy_splat::headless::{Headless, Rgba8};
+use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8};
 use bevy_splat::{
-    GaussianSplats, SplatGpuLimits, SplatLod, SplatMemory, SplatShadowStats, SplatViewStats,
+    GaussianCloud, GaussianSplats, RedrawSplatShadows, SplatGpuLimits, SplatLod, SplatMemory,
+    SplatShadowStats, SplatViewStats,
 };
 
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, median_depth};
@@ -150,6 +151,8 @@ struct Rendered {
     light: Entity,
     /// The cameras, the first one's image first.
     cameras: Vec<Entity>,
+    /// The first camera, to read its image again.
+    camera: HeadlessCamera,
 }
 
 /// What a render changes from the plain scene.
@@ -174,6 +177,8 @@ struct Variant {
     max_binding: Option<u64>,
     /// A second camera, with the same view on a target of its own.
     second_camera: bool,
+    /// The light has `RedrawSplatShadows`: its views never draw from a kept surface.
+    redraw: bool,
 }
 
 /// The layer the clouds are on: the light sees it, the cameras do not.
@@ -274,6 +279,9 @@ impl Scene {
         if let Some(lod) = variant.light_lod {
             world.entity_mut(light).insert(lod);
         }
+        if variant.redraw {
+            world.entity_mut(light).insert(RedrawSplatShadows);
+        }
         if !variant.no_cloud {
             let splats = headless.add_splats(self.splats.clone());
             let cloud = headless.spawn_cloud(splats, self.cloud);
@@ -333,6 +341,7 @@ impl Scene {
             headless,
             light,
             cameras,
+            camera,
         }
     }
 
@@ -612,13 +621,19 @@ fn the_shadow_views_of_a_light_share_their_working_buffers() {
         scene
     };
     let (one, four) = (cascaded(1), cascaded(4));
+    // Drawn anew every frame: no view keeps a copy of its surface, so what is measured
+    // is the work alone.
+    let drawn_anew = Variant {
+        redraw: true,
+        ..default()
+    };
     // The cloud where the light does not see it: its asset, and no shadow work.
     let unseen = Variant {
         other_layer: true,
-        ..default()
+        ..drawn_anew
     };
     let shadow_memory = |scene: &Scene| {
-        let drawn = scene.render_measured(Variant::default());
+        let drawn = scene.render_measured(drawn_anew);
         let bare = scene.render_measured(unseen);
         assert!(drawn.views.iter().all(|(_, s)| s.visible_splats > 0));
         (drawn.memory - bare.memory, drawn.views)
@@ -642,10 +657,22 @@ fn the_shadow_views_of_a_light_share_their_working_buffers() {
         "four cascades hold {four_bytes} B against one cascade's {one_bytes} B"
     );
 
-    // Shared work is given back with the last view that draws over it: the light
-    // gone, the plugin holds what it held without it.
+    // Shared work is given back with the last view that draws over it, and the kept
+    // surfaces with their views: the light gone, the plugin holds what it held
+    // without it.
     let unseen_bytes = four.render_measured(unseen).memory;
     let mut drawn = four.render_measured(Variant::default());
+    assert_eq!(
+        drawn
+            .headless
+            .app
+            .world()
+            .resource::<SplatShadowStats>()
+            .drawn_from_kept(drawn.light)
+            .len(),
+        4,
+        "every still cascade keeps its surface"
+    );
     drawn.headless.app.world_mut().despawn(drawn.light);
     for _ in 0..4 {
         drawn.headless.app.update();
@@ -659,6 +686,110 @@ fn the_shadow_views_of_a_light_share_their_working_buffers() {
         left < drawn.memory && left <= unseen_bytes,
         "{left} B held after the light went"
     );
+}
+
+/// A light and a cloud that stand still: every shadow view keeps a copy of its surface
+/// and draws from it, and the image is exactly the one drawn anew every frame
+/// (`RedrawSplatShadows`). The cloud moved, its shadow moves with it in the next frame,
+/// and once it stands still again the views keep its new surface.
+#[test]
+fn still_shadow_views_draw_from_the_surface_they_kept() {
+    let lights = [
+        (
+            "directional, 2 cascades",
+            Light::Directional {
+                direction: SLANTED_SUN,
+                cascades: 2,
+            },
+        ),
+        (
+            "point",
+            Light::Point {
+                position: Vec3::new(-1.0, 3.4, -0.8),
+            },
+        ),
+    ];
+    let redraw = Variant {
+        redraw: true,
+        ..default()
+    };
+    let from_kept = |rendered: &Rendered| {
+        let world = rendered.headless.app.world();
+        world
+            .resource::<SplatShadowStats>()
+            .drawn_from_kept(rendered.light)
+    };
+    for (name, light) in lights {
+        let scene = angel_scene(light, top_down());
+        let anew = scene.render_measured(redraw);
+        let mut kept = scene.render_measured(Variant::default());
+        println!(
+            "{name}: views {:?}, from their kept surface {:?}; {} B held drawing anew, {} B \
+             keeping",
+            kept.views.iter().map(|(view, _)| view).collect::<Vec<_>>(),
+            from_kept(&kept),
+            anew.memory,
+            kept.memory
+        );
+        assert!(from_kept(&anew).is_empty(), "{name}: redrawn views kept");
+        assert!(!kept.views.is_empty(), "{name}: no shadow view drew");
+        assert_eq!(
+            from_kept(&kept).len(),
+            kept.views.len(),
+            "{name}: every still view draws from its kept surface"
+        );
+        assert_eq!(
+            max_difference(&kept.image.pixels, &anew.image.pixels),
+            0,
+            "{name}: the kept surface casts what the passes draw"
+        );
+        keep(&kept.image, &format!("kept_{name}"));
+        assert!(
+            kept.memory > anew.memory,
+            "{name}: the copies hold memory ({} B against {} B)",
+            kept.memory,
+            anew.memory
+        );
+
+        // The cloud moves: the next frame casts from where it is now.
+        let moved = Scene {
+            cloud: scene
+                .cloud
+                .with_translation(scene.cloud.translation + Vec3::new(0.5, 0.0, -0.3)),
+            ..angel_scene(light, top_down())
+        };
+        let moved_anew = moved.render(redraw);
+        let shift = max_difference(&moved_anew.pixels, &anew.image.pixels);
+        assert!(
+            shift > 40,
+            "{name}: moving the cloud moves its shadow ({shift})"
+        );
+        let world = kept.headless.app.world_mut();
+        let mut clouds = world.query_filtered::<&mut Transform, With<GaussianCloud>>();
+        for mut transform in clouds.iter_mut(world) {
+            *transform = moved.cloud;
+        }
+        let image = kept.headless.read_back(&kept.camera).expect("the image");
+        assert_eq!(
+            max_difference(&image.pixels, &moved_anew.pixels),
+            0,
+            "{name}: the shadow follows the cloud at once"
+        );
+        for _ in 0..8 {
+            kept.headless.app.update();
+        }
+        let image = kept.headless.read_back(&kept.camera).expect("the image");
+        assert_eq!(
+            from_kept(&kept).len(),
+            kept.views.len(),
+            "{name}: kept again"
+        );
+        assert_eq!(
+            max_difference(&image.pixels, &moved_anew.pixels),
+            0,
+            "{name}: the new surface kept"
+        );
+    }
 }
 
 #[test]

@@ -16,7 +16,7 @@ use bevy::transform::components::GlobalTransform;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::SplatCrop;
-use crate::lighting::SplatLighting;
+use crate::lighting::{RedrawSplatShadows, SplatLighting};
 use crate::lod::SplatLod;
 use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
@@ -136,5 +136,6 @@ extract_as_is!(
     SplatDepth,
     SplatPickRequest,
     SplatPassTimes,
-    SplatLod
+    SplatLod,
+    RedrawSplatShadows
 );

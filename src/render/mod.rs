@@ -114,6 +114,7 @@ impl Plugin for SplatRenderPlugin {
             ExtractComponentPlugin::<SplatPickRequest>::default(),
             ExtractComponentPlugin::<SplatPassTimes>::default(),
             ExtractComponentPlugin::<crate::lod::SplatLod>::default(),
+            ExtractComponentPlugin::<crate::lighting::RedrawSplatShadows>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));

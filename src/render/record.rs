@@ -88,6 +88,9 @@ pub(crate) struct Raster<'a> {
     pub lod: Option<&'a ViewLod>,
     /// The light pass, for a camera whose clouds receive light.
     pub light: Option<&'a ViewLightPass>,
+    /// The tag its counters are read back under (`CounterReadback::copy`): a shadow
+    /// view's frame number, 0 for a camera.
+    pub counts_tag: u64,
 }
 
 /// Records a view's compute stages, preprocess to tile render (and its picks), into
@@ -257,6 +260,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     raster.buffers.readback.copy(
         encoder,
         raster.buffers.bands.iter().map(|band| &band.work.counters),
+        raster.counts_tag,
     );
 }
 
@@ -307,6 +311,7 @@ pub fn splat_pass(
         picks,
         lod,
         light,
+        counts_tag: 0,
     };
     record_raster(encoder, &diagnostics, timestamps, &pipelines, &raster);
 

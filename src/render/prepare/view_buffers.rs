@@ -276,7 +276,7 @@ pub fn prepare_splat_view_buffers(
             device,
         );
         planned.push(plan);
-        if let Some(counts) = &counts {
+        if let Some((_, counts)) = &counts {
             stats.update(main_entity.id(), |s| s.record(counts));
         }
         let mut entity_commands = commands.entity(entity);

@@ -30,6 +30,7 @@ pub(crate) mod casters;
 pub(crate) mod prepare;
 pub(crate) mod record;
 mod stats;
+pub(crate) mod still;
 mod timing;
 
 pub use stats::SplatShadowStats;

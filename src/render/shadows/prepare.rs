@@ -18,6 +18,8 @@ use wgpu::{BindGroup, RenderPipeline, TextureView};
 
 use super::casters::{casters, nearest_depth};
 use super::stats::SplatShadowStats;
+use super::still::{StillDraw, StillInputs, StillShadow};
+use crate::lighting::RedrawSplatShadows;
 use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
@@ -39,8 +41,9 @@ use crate::render::view::sizing::ViewNeed;
 use crate::render::view::splat_layer::LayerOutputs;
 use crate::render::view::uniform::SplatCamera;
 
-/// One frame of a shadow view: its bands' bind groups, and the depth write that puts
-/// their surface into the light's shadow map.
+/// One frame of a shadow view: its bands' bind groups (none when it draws from its
+/// kept surface), and the depth write that puts their surface into the light's shadow
+/// map.
 #[derive(Component)]
 pub struct ShadowFrame {
     pub bands: Vec<BandFrame>,
@@ -54,7 +57,7 @@ pub struct ShadowWork(SharedWork);
 
 /// What a shadow view keeps while it draws splats, dropped together when it draws
 /// none (giving its buffers back).
-type ShadowViewState = (ViewDraw, ViewBuffers, ShadowFrame, ViewLod);
+type ShadowViewState = (ViewDraw, ViewBuffers, ShadowFrame, ViewLod, StillShadow);
 
 /// The scene depth a shadow view's tile render tests against: a 1×1 texture that
 /// wgpu initialises to 0, the far plane, so that nothing stops a pixel early (the
@@ -93,6 +96,7 @@ type ShadowViewItem<'a> = (
     (&'a LightEntity, Option<&'a RenderLayers>),
     Option<&'a mut ViewBuffers>,
     Option<&'a mut ViewLod>,
+    Option<&'a mut StillShadow>,
 );
 
 /// The light (render entity) a shadow view belongs to.
@@ -107,7 +111,8 @@ fn light_of(view: &LightEntity) -> Entity {
 /// Plans every shadow view's draw ([`ViewDraw`]) from the clouds that cast into it,
 /// and sizes its buffers from the GPU's latest counts, as for a camera, over the work
 /// the views of one map size share ([`ShadowWork`]); the counts go to
-/// [`SplatShadowStats`] too.
+/// [`SplatShadowStats`] too. Decides whether each view draws anew or from the surface
+/// it kept while it stood still ([`StillShadow`]).
 pub fn prepare_shadow_views(
     mut commands: Commands,
     device: Res<RenderDevice>,
@@ -116,7 +121,7 @@ pub fn prepare_shadow_views(
     gpu_limits: Res<SplatGpuLimits>,
     mut views: Query<ShadowViewItem, With<ShadowView>>,
     clouds: Query<(&MainEntity, &ExtractedCloud)>,
-    lights: Query<(&MainEntity, Option<&SplatLod>)>,
+    lights: Query<(&MainEntity, Option<&SplatLod>, Has<RedrawSplatShadows>)>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
@@ -138,7 +143,9 @@ pub fn prepare_shadow_views(
         .collect();
     let mut drawing = Vec::new();
     let mut planned = Vec::new();
-    for (entity, (view, shadow_view), frustum, (light, layers), buffers, view_lod) in &mut views {
+    for item in &mut views {
+        let (entity, (view, shadow_view), frustum, (light, layers), buffers, view_lod, still) =
+            item;
         let started = Instant::now();
         let size = UVec2::new(view.viewport.z, view.viewport.w);
         let drawn = casters(
@@ -164,9 +171,11 @@ pub fn prepare_shadow_views(
         let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
         // A light with `SplatLod` draws each of its views as a cut, as a camera does;
         // the view's LOD state is made when the light asks and dropped when it stops.
-        let (light_main, lod_settings) = lights
+        let (light_main, lod_settings, redraw) = lights
             .get(light_of(light))
-            .map_or((None, None), |(main, lod)| (Some(main.id()), lod));
+            .map_or((None, None, true), |(main, lod, redraw)| {
+                (Some(main.id()), lod, redraw)
+            });
         let lod = ViewLod::follow(
             &mut commands,
             entity,
@@ -207,17 +216,7 @@ pub fn prepare_shadow_views(
             (&need, &limits),
             device,
         );
-        planned.push(plan);
-        if let Some(light_main) = light_main {
-            let camera = camera_of.get(&entity).copied();
-            let view = (light_main, shadow_view.pass_name.to_string(), camera);
-            if let Some(counts) = &counts {
-                stats.record(&view, counts);
-            }
-            drawing.push(view);
-        }
-        let mut entity_commands = commands.entity(entity);
-        entity_commands.insert(ViewDraw {
+        let draw = ViewDraw {
             receive: false,
             camera,
             origin: UVec2::ZERO,
@@ -226,13 +225,46 @@ pub fn prepare_shadow_views(
             dispatches,
             pick: None,
             lod,
+            planned_ns: 0,
+        };
+        // Whether it stands still: the verdict on a kept surface comes with the counts
+        // of the frame it was copied from.
+        let mut fresh = None;
+        let still = match still {
+            Some(still) => still.into_inner(),
+            None => fresh.insert(StillShadow::default()),
+        };
+        if let Some((tag, counts)) = &counts {
+            still.take_counts(*tag, counts);
+        }
+        let inputs = (!redraw)
+            .then(|| StillInputs::of(&draw, &gpu_splats, &lod_trees))
+            .flatten();
+        still.plan(inputs, (size, &plan.bands), device, &memory);
+        let from_kept = still.draw == StillDraw::FromKept;
+        planned.push(plan);
+        if let Some(light_main) = light_main {
+            let camera = camera_of.get(&entity).copied();
+            let view = (light_main, shadow_view.pass_name.to_string(), camera);
+            if let Some((_, counts)) = &counts {
+                stats.record(&view, counts);
+            }
+            stats.set_from_kept(&view, from_kept);
+            drawing.push(view);
+        }
+        let mut entity_commands = commands.entity(entity);
+        entity_commands.insert(ViewDraw {
             planned_ns: started.elapsed().as_nanos() as u64,
+            ..draw
         });
+        if let Some(fresh) = fresh {
+            entity_commands.insert(fresh);
+        }
     }
     stats.retain(&drawing);
     let shared = work.0.share(&planned, device, &pipelines, &memory);
     for (plan, shared) in planned.iter().zip(shared) {
-        if let Ok((.., buffers, _)) = views.get_mut(plan.entity) {
+        if let Ok((.., buffers, _, _)) = views.get_mut(plan.entity) {
             let previous = buffers.map(Mut::into_inner);
             give_view_its_buffers(&mut commands, previous, plan, shared, (device, &memory));
         }
@@ -240,7 +272,7 @@ pub fn prepare_shadow_views(
 }
 
 /// Writes every drawing shadow view's uniforms and makes its frame's bind groups
-/// ([`ShadowFrame`]).
+/// ([`ShadowFrame`]); a view drawn from its kept surface binds that alone.
 pub fn prepare_shadow_bind_groups(
     mut commands: Commands,
     device: Res<RenderDevice>,
@@ -251,7 +283,16 @@ pub fn prepare_shadow_bind_groups(
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     lod_trees: Res<GpuLodTrees>,
     no_scene_depth: Option<Res<NoSceneDepth>>,
-    views: Query<(Entity, &ViewDraw, &ViewBuffers, Option<&ViewLod>), With<ShadowView>>,
+    views: Query<
+        (
+            Entity,
+            &ViewDraw,
+            &ViewBuffers,
+            Option<&ViewLod>,
+            Option<&StillShadow>,
+        ),
+        With<ShadowView>,
+    >,
 ) {
     let (Some(pipelines), Some(fragment_passes), Some(no_scene_depth)) =
         (pipelines, fragment_passes, no_scene_depth)
@@ -263,26 +304,38 @@ pub fn prepare_shadow_bind_groups(
     let resolve_pipeline = fragment_passes
         .depth_write
         .pipeline(&cache, CORE_3D_DEPTH_FORMAT, 1);
-    for (entity, draw, buffers, lod) in &views {
-        let dispatches: Option<Vec<_>> = draw
-            .dispatches
-            .iter()
-            .map(|plan| plan.resolve(&gpu_splats, &lod_trees))
-            .collect();
-        let (Some(dispatches), Some(pipeline)) = (dispatches, &resolve_pipeline) else {
+    for (entity, draw, buffers, lod, still) in &views {
+        let Some(pipeline) = &resolve_pipeline else {
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
         };
-        let bands = bind_bands(
-            device,
-            &queue,
-            &pipelines,
-            (draw, buffers),
-            &dispatches,
-            (&no_scene_depth.0, false),
-            None,
-            lod,
-        );
+        let kept = still
+            .filter(|still| still.draw == StillDraw::FromKept)
+            .and_then(StillShadow::kept);
+        // A view drawn from its kept surface runs no pass but the depth write.
+        let (bands, surface) = match kept {
+            Some(kept) => (Some(Vec::new()), &kept.median_depth),
+            None => {
+                let dispatches: Option<Vec<_>> = draw
+                    .dispatches
+                    .iter()
+                    .map(|plan| plan.resolve(&gpu_splats, &lod_trees))
+                    .collect();
+                let bands = dispatches.and_then(|dispatches| {
+                    bind_bands(
+                        device,
+                        &queue,
+                        &pipelines,
+                        (draw, buffers),
+                        &dispatches,
+                        (&no_scene_depth.0, false),
+                        None,
+                        lod,
+                    )
+                });
+                (bands, &buffers.layer.median_depth)
+            }
+        };
         let Some(bands) = bands else {
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
@@ -291,11 +344,10 @@ pub fn prepare_shadow_bind_groups(
         buffers
             .layer_params
             .write(&queue, placed, false, CORE_3D_DEPTH_FORMAT);
-        let group = fragment_passes.depth_write.bind_group(
-            device,
-            &buffers.layer.median_depth,
-            &buffers.layer_params.buffer,
-        );
+        let group =
+            fragment_passes
+                .depth_write
+                .bind_group(device, surface, &buffers.layer_params.buffer);
         commands.entity(entity).insert(ShadowFrame {
             bands,
             size: draw.size,

@@ -9,7 +9,9 @@ use bevy::render::renderer::{RenderContext, ViewQuery};
 use wgpu::{CommandEncoder, StoreOp};
 
 use super::prepare::ShadowFrame;
+use super::still::{StillDraw, StillShadow};
 use super::timing::SplatShadowPassTimes;
+use crate::render::passes::tile_quads::BandTiles;
 use crate::render::passes::{FragmentPasses, SplatPipelines};
 use crate::render::record::{Raster, record_raster};
 use crate::render::view::ViewBuffers;
@@ -26,6 +28,7 @@ type ShadowItem<'a> = (
     &'a ShadowFrame,
     &'a ViewBuffers,
     Option<&'a ViewLod>,
+    Option<&'a StillShadow>,
 );
 
 /// A camera's run: the cascades of its directional lights, which Bevy has just drawn
@@ -93,30 +96,45 @@ fn record(
     let encoder = ctx.command_encoder();
     // One span per view; each stage's own only with `SplatShadowPassTimes`.
     let per_stage = diagnostics.filter(|_| timed);
-    for (shadow_view, frame, buffers, lod) in views {
+    for (shadow_view, frame, buffers, lod, still) in views {
         let name = format!("{SHADOW_DIAGNOSTIC_SPAN}/{}", shadow_view.pass_name);
         let span = diagnostics.time_span(encoder, name);
-        let raster = Raster {
-            bands: &frame.bands,
-            buffers,
-            multisampled_depth: false,
-            picks: None,
-            lod: *lod,
-            light: None,
-        };
-        record_raster(encoder, &per_stage, None, pipelines, &raster);
-        resolve(encoder, fragment_passes, (shadow_view, frame, buffers));
+        let draw = still.map_or(StillDraw::Anew, |still| still.draw);
+        let kept = still.and_then(StillShadow::kept);
+        match (draw, kept) {
+            (StillDraw::FromKept, Some(kept)) => {
+                resolve(encoder, fragment_passes, (shadow_view, frame), kept.tiles());
+            }
+            _ => {
+                let raster = Raster {
+                    bands: &frame.bands,
+                    buffers,
+                    multisampled_depth: false,
+                    picks: None,
+                    lod: *lod,
+                    light: None,
+                    counts_tag: still.map_or(0, |still| still.frame),
+                };
+                record_raster(encoder, &per_stage, None, pipelines, &raster);
+                if let (StillDraw::AnewAndKeep, Some(kept)) = (draw, kept) {
+                    kept.copy_from(encoder, buffers);
+                }
+                let bands = buffers.bands.iter().map(BandBuffers::tiles);
+                resolve(encoder, fragment_passes, (shadow_view, frame), bands);
+            }
+        }
         span.end(encoder);
     }
 }
 
-/// The depth write into the light's layer, over the tiles the view's splats reach:
-/// the first pass there this frame clears it (`get_attachment`), so it is right
-/// whether or not Bevy drew meshes into it.
-fn resolve(
+/// The depth write into the light's layer, over the tiles the view's splats reach
+/// (`bands`' runs, this frame's or the kept ones): the first pass there this frame
+/// clears it (`get_attachment`), so it is right whether or not Bevy drew meshes into it.
+fn resolve<'a>(
     encoder: &mut CommandEncoder,
     fragment_passes: &FragmentPasses,
-    (shadow_view, frame, buffers): (&ShadowView, &ShadowFrame, &ViewBuffers),
+    (shadow_view, frame): (&ShadowView, &ShadowFrame),
+    bands: impl IntoIterator<Item = BandTiles<'a>>,
 ) {
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("splat shadow depth write"),
@@ -129,7 +147,6 @@ fn resolve(
     let size = frame.size.as_vec2();
     pass.set_viewport(0.0, 0.0, size.x, size.y, 0.0, 1.0);
     let (pipeline, group) = &frame.resolve;
-    let bands = buffers.bands.iter().map(BandBuffers::tiles);
     fragment_passes
         .depth_write
         .encode(&mut pass, pipeline, group, bands);

@@ -28,7 +28,14 @@ pub struct SplatShadowStats(Arc<Mutex<ShadowViews>>);
 
 /// A light's views by name and the camera (main-world entity) whose cascade a view
 /// is; point and spot views belong to no camera.
-type ShadowViews = HashMap<Entity, BTreeMap<(String, Option<Entity>), SplatViewStats>>;
+type ShadowViews = HashMap<Entity, BTreeMap<(String, Option<Entity>), ShadowViewEntry>>;
+
+/// One view's counts, and whether this frame draws it from its kept surface.
+#[derive(Clone, Copy, Default, Debug)]
+struct ShadowViewEntry {
+    stats: SplatViewStats,
+    from_kept: bool,
+}
 
 /// One shadow view: its light, Bevy's name of it, and the camera whose cascade it is.
 pub(crate) type ShadowViewKey = (Entity, String, Option<Entity>);
@@ -47,6 +54,19 @@ impl SplatShadowStats {
         self.views(light, |of| of.is_none_or(|of| of == camera))
     }
 
+    /// The names of `light`'s shadow views that draw from the copy of their surface
+    /// they kept, having not moved (see [`RedrawSplatShadows`](crate::lighting::RedrawSplatShadows));
+    /// a directional light's cascades once per camera, as in [`Self::get`].
+    pub fn drawn_from_kept(&self, light: Entity) -> Vec<String> {
+        self.lock()
+            .get(&light)
+            .map(|views| {
+                let kept = views.iter().filter(|(_, entry)| entry.from_kept);
+                kept.map(|((name, _), _)| name.clone()).collect()
+            })
+            .unwrap_or_default()
+    }
+
     fn views(
         &self,
         light: Entity,
@@ -56,7 +76,8 @@ impl SplatShadowStats {
             .get(&light)
             .map(|views| {
                 let kept = views.iter().filter(|((_, camera), _)| keep(*camera));
-                kept.map(|((name, _), s)| (name.clone(), *s)).collect()
+                kept.map(|((name, _), entry)| (name.clone(), entry.stats))
+                    .collect()
             })
             .unwrap_or_default()
     }
@@ -68,7 +89,20 @@ impl SplatShadowStats {
             .or_default()
             .entry((name.clone(), *camera))
             .or_default()
+            .stats
             .record(counts);
+    }
+
+    /// Notes whether the shadow view `view` draws from its kept surface this frame (a
+    /// view is listed once its first counts come back).
+    pub(crate) fn set_from_kept(&self, (light, name, camera): &ShadowViewKey, from_kept: bool) {
+        let mut lights = self.lock();
+        let entry = lights
+            .get_mut(light)
+            .and_then(|views| views.get_mut(&(name.clone(), *camera)));
+        if let Some(entry) = entry {
+            entry.from_kept = from_kept;
+        }
     }
 
     /// Keeps only the views in `drawing`.

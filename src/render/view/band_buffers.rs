@@ -323,7 +323,8 @@ impl BandWork {
             device,
             "splat tile runs",
             u64::from(tiles_in_band.max(1)) * TILE_RUN_BYTES,
-            storage | BufferUsages::VERTEX,
+            // Copied out by a shadow view that keeps its surface (`shadows::still`).
+            storage | BufferUsages::VERTEX | BufferUsages::COPY_SRC,
         );
 
         let bytes = [

@@ -25,7 +25,7 @@ pub enum LodNodes {
 
 /// A dispatch as planned before its bind groups are made: its asset and chunk named,
 /// not borrowed, so the plan can be kept on the view between systems.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DispatchPlan {
     pub asset: AssetId<GaussianSplats>,
     /// The chunk's index in the asset's `GpuSplats::chunks` (or, for interior nodes,

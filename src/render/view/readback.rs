@@ -1,6 +1,7 @@
 //! What the GPU wrote, read back a frame or two late without stalling: the counters of
 //! a view's bands, and (through the same [`Staging`]) its pass timestamps.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use wgpu::{Buffer, BufferUsages, CommandEncoder, Device};
@@ -78,17 +79,19 @@ impl Staging {
     }
 
     /// Called while encoding a frame: `copy` records copies into the staging buffer if
-    /// it is free (else this frame's data is skipped).
+    /// it is free (else this frame's data is skipped). Whether it did.
     pub fn copy_if_free(
         &self,
         encoder: &mut CommandEncoder,
         copy: impl FnOnce(&mut CommandEncoder, &Buffer),
-    ) {
+    ) -> bool {
         let mut state = self.state();
         if *state == ReadbackState::Idle {
             copy(encoder, &self.buffer);
             *state = ReadbackState::Copied;
+            return true;
         }
+        false
     }
 
     /// Called before encoding a frame: maps a copied buffer, reads a mapped one with
@@ -124,10 +127,13 @@ impl Staging {
 }
 
 /// The counters of every band of a view. All bands of a frame are copied together, so
-/// their counts always come from the same frame.
+/// their counts always come from the same frame, and carry the tag that frame gave
+/// them (a shadow view's frame number, so that it knows which frame they describe).
 pub struct CounterReadback {
     staging: Staging,
     bands: usize,
+    /// The tag of the counts in the staging buffer: one copy is in flight at a time.
+    tag: AtomicU64,
 }
 
 impl CounterReadback {
@@ -136,6 +142,7 @@ impl CounterReadback {
         Self {
             staging: Staging::new(device, memory, "splat counters readback", bytes),
             bands,
+            tag: AtomicU64::new(0),
         }
     }
 
@@ -145,27 +152,36 @@ impl CounterReadback {
     }
 
     /// Called while encoding a frame: copies every band's counters (in band order) if
-    /// the staging buffer is free.
+    /// the staging buffer is free, tagged with `tag`.
     pub fn copy<'a>(
         &self,
         encoder: &mut CommandEncoder,
         counters: impl IntoIterator<Item = &'a Buffer>,
+        tag: u64,
     ) {
-        self.staging.copy_if_free(encoder, |encoder, staging| {
+        let copied = self.staging.copy_if_free(encoder, |encoder, staging| {
             for (band, counters) in counters.into_iter().enumerate().take(self.bands) {
                 let at = band as u64 * COUNTS_BYTES;
                 encoder.copy_buffer_to_buffer(counters, 0, staging, at, COUNTS_BYTES);
             }
         });
+        if copied {
+            self.tag.store(tag, Ordering::Relaxed);
+        }
     }
 
-    /// Called before encoding a frame: the latest counts, one per band, if back.
-    pub fn poll(&self, device: &Device) -> Option<Vec<GpuCounts>> {
-        self.staging.poll(device, |data| {
+    /// Called before encoding a frame: the latest counts, one per band, if back, with
+    /// the tag they were copied under.
+    pub fn poll(&self, device: &Device) -> Option<(u64, Vec<GpuCounts>)> {
+        // Read before the next copy can change it: that copy waits for this poll to
+        // free the staging buffer.
+        let tag = self.tag.load(Ordering::Relaxed);
+        let counts = self.staging.poll(device, |data| {
             data.chunks_exact(COUNTS_BYTES as usize)
                 .take(self.bands)
                 .map(|band| GpuCounts::from(&bytemuck::pod_read_unaligned::<ViewCounters>(band)))
                 .collect()
-        })
+        })?;
+        Some((tag, counts))
     }
 }

@@ -84,20 +84,22 @@ pub struct PlannedView {
 
 impl PlannedView {
     /// Plans `entity`'s bands for this frame from what it draws (`need`) and the GPU's
-    /// latest counts on its buffers (`previous`), which it polls and returns too.
+    /// latest counts on its buffers (`previous`), which it polls and returns too, with
+    /// the tag of the frame they came from (`CounterReadback::copy`).
     pub fn from_counts(
         entity: Entity,
         (viewport, outputs): (UVec2, LayerOutputs),
         previous: Option<&ViewBuffers>,
         (need, limits): (&ViewNeed, &BandLimits),
         device: &wgpu::Device,
-    ) -> (Self, Option<Vec<GpuCounts>>) {
+    ) -> (Self, Option<(u64, Vec<GpuCounts>)>) {
         let counts = previous.and_then(|view| view.readback.poll(device));
+        let bands = counts.as_ref().map(|(_, bands)| &bands[..]);
         let plan = Self {
             entity,
             viewport,
             outputs,
-            bands: plan_bands(previous, counts.as_deref(), need, limits),
+            bands: plan_bands(previous, bands, need, limits),
         };
         (plan, counts)
     }

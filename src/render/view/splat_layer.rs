@@ -73,7 +73,10 @@ impl SplatLayer {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: MEDIAN_DEPTH_FORMAT,
-            usage: wgpu::TextureUsages::STORAGE_BINDING | wgpu::TextureUsages::TEXTURE_BINDING,
+            // Copied out by a shadow view that keeps its surface (`shadows::still`).
+            usage: wgpu::TextureUsages::STORAGE_BINDING
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
             view_formats: &[],
         });
         let texture = device.create_texture(&wgpu::TextureDescriptor {

@@ -47,7 +47,7 @@ pub struct BandUniform {
 }
 
 /// A camera, reduced to what the splat passes need.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SplatCamera {
     /// Camera (OpenCV axes) from world.
     pub cam_from_world: Mat4,
