@@ -214,10 +214,6 @@ for k in ${SHADOW_GRIDS:-}; do
         [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --shadow-lod $SHADOW_LOD \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_lod.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod: /' | tee -a $OUT/run.log
-        [ -n "${SHADOW_LOD:-}" ] && [ -n "${SHADOW_KEPT:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light \
-            --shadow-lod $SHADOW_LOD --frames ${FRAMES:-200} --warmup 30 \
-            --json $OUT/ours_K${k}_shadow_${light}_lod_kept.json $limit 2>&1 | grep -v "^$" \
-            | sed 's/^/lod, kept: /' | tee -a $OUT/run.log
         # SHADOW_WHOLE_TILES=1: again with every shadow-map tile drawn by one workgroup
         # (no chunks of long lists), the same binary.
         [ -n "${SHADOW_WHOLE_TILES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --whole-tiles \

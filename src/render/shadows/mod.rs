@@ -13,6 +13,7 @@
 //!   on Bevy's shadow view entities;
 //! - [`record`]: the `Core3d` systems that record them, ordered after Bevy's shadow
 //!   passes and before the main pass that samples the maps;
+//! - [`still`]: views that stand still draw from a kept copy of their surface;
 //! - `timing`: [`SplatShadowPassTimes`], which times every stage of every view;
 //! - `stats`: [`SplatShadowStats`], what the GPU counted in every view, for the main
 //!   world.
