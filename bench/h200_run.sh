@@ -214,6 +214,16 @@ for k in ${SHADOW_GRIDS:-}; do
         [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --shadow-lod $SHADOW_LOD \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/ours_K${k}_shadow_${light}_lod.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod: /' | tee -a $OUT/run.log
+        # SHADOW_SCALE=N: again with the splats drawn at 1/N of the maps' resolution a side
+        # (SplatShadowScale), and with SHADOW_LOD so too.
+        [ -n "${SHADOW_SCALE:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw \
+            --shadow-scale $SHADOW_SCALE --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_shadow_${light}_scale.json $limit 2>&1 | grep -v "^$" \
+            | sed "s/^/scale $SHADOW_SCALE: /" | tee -a $OUT/run.log
+        [ -n "${SHADOW_SCALE:-}" ] && [ -n "${SHADOW_LOD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light \
+            $redraw --shadow-scale $SHADOW_SCALE --shadow-lod $SHADOW_LOD --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_shadow_${light}_scale_lod.json $limit 2>&1 | grep -v "^$" \
+            | sed "s/^/scale $SHADOW_SCALE, lod: /" | tee -a $OUT/run.log
         # SHADOW_WHOLE_TILES=1: again with every shadow-map tile drawn by one workgroup
         # (no chunks of long lists), the same binary.
         [ -n "${SHADOW_WHOLE_TILES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --whole-tiles \

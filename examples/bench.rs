@@ -13,7 +13,7 @@
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display | --hdr]
 //!     [--compute-composite]
 //!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]
-//!      [--whole-tiles] [--redraw-shadows]]
+//!      [--whole-tiles] [--redraw-shadows] [--shadow-scale N]]
 //!     [--lighting shadowed|lit]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
@@ -59,7 +59,8 @@
 //! still, so without `--redraw-shadows` (`RedrawSplatShadows` on the light) each
 //! shadow view soon draws from the surface it kept: only its depth write is timed;
 //! with it, every view is drawn anew every frame, as when the light or the camera
-//! moves. `--lighting
+//! moves; `--shadow-scale N` draws the splats into the maps at 1/N of their
+//! resolution a side (`SplatShadowScale`). `--lighting
 //! shadowed|lit` gives every cloud that `SplatLighting`: the preprocess stage then
 //! includes the light pass (with `--shadow-light`, its lookups of the light's maps).
 //!
@@ -130,6 +131,8 @@ struct Args {
     shadow_stages: bool,
     /// The light draws its shadow views anew every frame (`--redraw-shadows`).
     redraw_shadows: bool,
+    /// The light's `SplatShadowScale` (`--shadow-scale N`).
+    shadow_scale: Option<u32>,
     /// The light draws its shadow views as cuts with nodes down to this many texels
     /// (`--shadow-lod TEXELS`: `SplatLod` on the light, no budget).
     shadow_lod: Option<f32>,
@@ -190,6 +193,7 @@ fn parse_args() -> Result<Args, String> {
         lighting: None,
         shadow_stages: false,
         redraw_shadows: false,
+        shadow_scale: None,
         shadow_lod: None,
         whole_tiles: false,
     };
@@ -249,6 +253,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--shadow-stages" => args.shadow_stages = true,
             "--redraw-shadows" => args.redraw_shadows = true,
+            "--shadow-scale" => args.shadow_scale = Some(number(value()?)?),
             "--whole-tiles" => args.whole_tiles = true,
             "--lighting" => {
                 args.lighting = Some(match value()?.as_str() {
@@ -732,9 +737,12 @@ fn run() -> Result<(), String> {
             .map_or(10.0, |k| 1.8 * k as f32);
         let light = spawn_shadow_light(&mut headless, light, Vec3::ZERO, extent);
         shadow_light = Some(light);
+        let mut light_entity = headless.app.world_mut().entity_mut(light);
         if args.redraw_shadows {
-            let mut light = headless.app.world_mut().entity_mut(light);
-            light.insert(bevy_splat::RedrawSplatShadows);
+            light_entity.insert(bevy_splat::RedrawSplatShadows);
+        }
+        if let Some(scale) = args.shadow_scale {
+            light_entity.insert(bevy_splat::SplatShadowScale(scale));
         }
         if let Some(texels) = args.shadow_lod {
             headless

@@ -74,7 +74,7 @@ pub use asset::{GaussianSplats, SplatLoadError, SplatLoader, SplatLoaderSettings
 pub use asset::{PlyLoader, PlyLoaderSettings};
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use crop::{MAX_CROP_VOLUMES, SplatCrop, SplatCropMode, SplatCropShape, SplatCropVolume};
-pub use lighting::{RedrawSplatShadows, SplatLighting};
+pub use lighting::{RedrawSplatShadows, SplatLighting, SplatShadowScale};
 pub use lod::SplatLod;
 #[cfg(feature = "picking")]
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
@@ -120,6 +120,7 @@ impl Plugin for GaussianSplatPlugin {
             .register_type::<SplatTint>()
             .register_type::<SplatLighting>()
             .register_type::<RedrawSplatShadows>()
+            .register_type::<SplatShadowScale>()
             .register_type::<SplatCrop>()
             .register_type::<SplatCropVolume>()
             .register_type::<SplatCropShape>()

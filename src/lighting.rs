@@ -1,5 +1,5 @@
 //! How a cloud takes the scene's light (`SplatLighting`), and how a light draws the
-//! clouds' shadows (`RedrawSplatShadows`).
+//! clouds' shadows (`RedrawSplatShadows`, `SplatShadowScale`).
 
 use bevy::ecs::prelude::*;
 use bevy::reflect::prelude::*;
@@ -55,6 +55,55 @@ impl SplatLighting {
     }
 }
 
+/// On a light: draw the clouds' shadows anew every frame. Without it, a shadow view
+/// (a cascade, a cube face, a spot light's view) whose clouds, light and camera did not
+/// move since the frame before keeps a copy of its splat surface and only writes that
+/// copy into the light's shadow map until something moves: nearly free for a static
+/// light over static clouds, at the cost of one median-depth texture per such view (4
+/// bytes a texel: 16 MiB for a 2048² cascade) while it stands still. Views of clouds
+/// with a `SplatShader` or a streamed asset are always drawn anew.
+///
+/// For measuring what a moving light costs, or to spend no memory on the copies.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
+pub struct RedrawSplatShadows;
+
+/// On a light: draw the clouds into its shadow maps at 1/N of the maps' resolution on
+/// each axis (`N` = 1, 2, 4 or 8), each texel of the splats' surface covering N×N
+/// texels of the map, while meshes keep the map's full resolution. A splat surface
+/// is soft at its edges anyway; at 2 a view has a quarter of the tiles, and with
+/// `SplatLod` on the light (whose `pixel_scale` counts the splats' texels) a quarter
+/// of the nodes, so its shadow views cost far less, for edges one map texel coarser.
+///
+/// A scale that does not divide a map's size is halved until it does; 0 acts as 1,
+/// and scales above 8 as 8.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Reflect)]
+#[reflect(Component, Default, Debug, Clone, PartialEq)]
+pub struct SplatShadowScale(pub u32);
+
+impl Default for SplatShadowScale {
+    fn default() -> Self {
+        Self(1)
+    }
+}
+
+impl SplatShadowScale {
+    /// The largest scale allowed for it (8 map texels a side per splat texel).
+    pub const MAX: u32 = 8;
+
+    /// The scale used for a map of `width` × `height` texels: a power of two, at most
+    /// this one and [`Self::MAX`], that divides both.
+    pub fn for_map(self, width: u32, height: u32) -> u32 {
+        let mut scale = self.0.clamp(1, Self::MAX);
+        // Down to a power of two.
+        scale = 1 << scale.ilog2();
+        while scale > 1 && !(width.is_multiple_of(scale) && height.is_multiple_of(scale)) {
+            scale /= 2;
+        }
+        scale
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,17 +120,19 @@ mod tests {
         assert!(!SplatLighting::default().receives_light());
         assert!(SplatLighting::Lit.receives_light());
     }
-}
 
-/// On a light: draw the clouds' shadows anew every frame. Without it, a shadow view
-/// (a cascade, a cube face, a spot light's view) whose clouds, light and camera did not
-/// move since the frame before keeps a copy of its splat surface and only writes that
-/// copy into the light's shadow map until something moves: nearly free for a static
-/// light over static clouds, at the cost of one median-depth texture per such view (4
-/// bytes a texel: 16 MiB for a 2048² cascade) while it stands still. Views of clouds
-/// with a `SplatShader` or a streamed asset are always drawn anew.
-///
-/// For measuring what a moving light costs, or to spend no memory on the copies.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Eq, Reflect)]
-#[reflect(Component, Default, Debug, Clone, PartialEq)]
-pub struct RedrawSplatShadows;
+    #[test]
+    fn the_scale_divides_the_map() {
+        let scale = |n, w, h| SplatShadowScale(n).for_map(w, h);
+        assert_eq!(scale(0, 2048, 2048), 1);
+        assert_eq!(scale(1, 2048, 2048), 1);
+        assert_eq!(scale(2, 2048, 2048), 2);
+        assert_eq!(scale(3, 2048, 2048), 2);
+        assert_eq!(scale(4, 1024, 1024), 4);
+        assert_eq!(scale(64, 2048, 2048), 8);
+        assert_eq!(scale(4, 1000, 1000), 4);
+        assert_eq!(scale(4, 1002, 1000), 2);
+        assert_eq!(scale(8, 999, 999), 1);
+        assert_eq!(scale(u32::MAX, 0, 0), 8);
+    }
+}

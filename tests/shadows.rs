@@ -23,7 +23,7 @@ use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8};
 use bevy_splat::{
     GaussianCloud, GaussianSplats, RedrawSplatShadows, SplatGpuLimits, SplatLod, SplatMemory,
-    SplatShadowStats, SplatViewStats,
+    SplatShadowScale, SplatShadowStats, SplatViewStats,
 };
 
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, median_depth};
@@ -179,6 +179,8 @@ struct Variant {
     second_camera: bool,
     /// The light has `RedrawSplatShadows`: its views never draw from a kept surface.
     redraw: bool,
+    /// The light's `SplatShadowScale`.
+    scale: Option<u32>,
 }
 
 /// The layer the clouds are on: the light sees it, the cameras do not.
@@ -281,6 +283,9 @@ impl Scene {
         }
         if variant.redraw {
             world.entity_mut(light).insert(RedrawSplatShadows);
+        }
+        if let Some(scale) = variant.scale {
+            world.entity_mut(light).insert(SplatShadowScale(scale));
         }
         if !variant.no_cloud {
             let splats = headless.add_splats(self.splats.clone());
@@ -789,6 +794,61 @@ fn still_shadow_views_draw_from_the_surface_they_kept() {
             0,
             "{name}: the new surface kept"
         );
+    }
+}
+
+/// `SplatShadowScale(2)`: the splats drawn into the maps at half their resolution a
+/// side, each of their texels covering 2×2 of the map's, still cast the CPU's
+/// silhouette, from a quarter of the tiles; a scale that does not divide the map is
+/// halved until it does.
+#[test]
+fn a_coarser_splat_shadow_scale_casts_the_same_silhouette_from_fewer_tiles() {
+    let scene = |light| {
+        let mut scene = angel_scene(light, top_down());
+        scene.shadow_map = 512;
+        scene
+    };
+    let lights = [
+        (
+            "directional",
+            Light::Directional {
+                direction: SLANTED_SUN,
+                cascades: 1,
+            },
+        ),
+        (
+            "point",
+            Light::Point {
+                position: Vec3::new(-1.0, 3.4, -0.8),
+            },
+        ),
+    ];
+    for (name, light) in lights {
+        let scene = scene(light);
+        let tiles = |variant| {
+            let (_, views) = scene.render_counted(variant);
+            views.iter().map(|(_, s)| s.tiles_drawn).sum::<u32>()
+        };
+        let halved = Variant {
+            scale: Some(2),
+            ..default()
+        };
+        let full_tiles = tiles(Variant::default());
+        let halved_tiles = tiles(halved);
+        // 3: halved to 2, which divides 512 (and 256 for the point light's faces).
+        let three_tiles = tiles(Variant {
+            scale: Some(3),
+            ..default()
+        });
+        println!("{name}: tiles drawn at scale 1 {full_tiles}, 2 {halved_tiles}, 3 {three_tiles}");
+        assert!(
+            halved_tiles * 3 < full_tiles,
+            "{name}: a quarter of the tiles ({halved_tiles} against {full_tiles})"
+        );
+        assert_eq!(three_tiles, halved_tiles, "{name}: 3 acts as 2");
+        let full = check_shadow(&scene, Variant::default(), &format!("{name}, scale 1"), 0.9);
+        let coarse = check_shadow(&scene, halved, &format!("{name}, scale 2"), 0.9);
+        println!("{name}: IoU {full:.3} at scale 1, {coarse:.3} at scale 2");
     }
 }
 

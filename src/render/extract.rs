@@ -16,7 +16,7 @@ use bevy::transform::components::GlobalTransform;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::SplatCrop;
-use crate::lighting::{RedrawSplatShadows, SplatLighting};
+use crate::lighting::{RedrawSplatShadows, SplatLighting, SplatShadowScale};
 use crate::lod::SplatLod;
 use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
@@ -111,7 +111,7 @@ impl ExtractComponent for GaussianCloud {
     }
 }
 
-/// Camera components that reach the render world as they are (settings, and the
+/// Camera and light components that reach the render world as they are (settings, and the
 /// pointer pixels a camera picks).
 macro_rules! extract_as_is {
     ($($setting:ty),*) => {$(
@@ -137,5 +137,6 @@ extract_as_is!(
     SplatPickRequest,
     SplatPassTimes,
     SplatLod,
-    RedrawSplatShadows
+    RedrawSplatShadows,
+    SplatShadowScale
 );

@@ -115,6 +115,7 @@ impl Plugin for SplatRenderPlugin {
             ExtractComponentPlugin::<SplatPassTimes>::default(),
             ExtractComponentPlugin::<crate::lod::SplatLod>::default(),
             ExtractComponentPlugin::<crate::lighting::RedrawSplatShadows>::default(),
+            ExtractComponentPlugin::<crate::lighting::SplatShadowScale>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));

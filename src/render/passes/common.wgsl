@@ -51,7 +51,9 @@ struct LayerParams {
     // to linear light; w: the levels per channel of a target that stores sRGB-encoded
     // bytes (255), else 0.
     origin_and_modes: vec4<u32>,
-    // x: the view's tiles across; y, z: the viewport's size in pixels.
+    // x: the view's tiles across; y, z: the viewport's size in the layer's pixels; w:
+    // target pixels per layer pixel along each axis (a shadow view drawn at a
+    // `SplatShadowScale`; 1 for a camera).
     tiles: vec4<u32>,
 }
 

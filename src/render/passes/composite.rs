@@ -244,7 +244,9 @@ pub struct CompositeUniform {
     /// The view's tiles across.
     pub tiles_across: u32,
     pub viewport_size: [u32; 2],
-    pub _pad: u32,
+    /// Target texels per layer texel along each axis: a shadow view drawn at a
+    /// `SplatShadowScale`; 1 for a camera.
+    pub texel_scale: u32,
 }
 
 impl CompositeUniform {

@@ -13,7 +13,9 @@
 
 @fragment
 fn depth_write(@builtin(position) position: vec4<f32>) -> @builtin(frag_depth) f32 {
-    let pixel = vec2<u32>(position.xy) - params.origin_and_modes.xy;
+    // A shadow view drawn at a coarser scale than its map covers each map texel with
+    // the layer texel it falls in.
+    let pixel = (vec2<u32>(position.xy) - params.origin_and_modes.xy) / max(params.tiles.w, 1u);
     let depth = textureLoad(median_depth, pixel, 0).x;
     if !(depth > 0.0) {
         discard;

@@ -153,7 +153,7 @@ pub fn prepare_splat_bind_groups(
         };
         buffers.layer_params.write(
             &queue,
-            (origin, buffers.layer.viewport),
+            (origin, buffers.layer.viewport, 1),
             mode == CompositeMode::LinearOverBlack,
             format,
         );

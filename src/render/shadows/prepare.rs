@@ -19,7 +19,7 @@ use wgpu::{BindGroup, RenderPipeline, TextureView};
 use super::casters::{casters, nearest_depth};
 use super::stats::SplatShadowStats;
 use super::still::{StillDraw, StillInputs, StillShadow};
-use crate::lighting::RedrawSplatShadows;
+use crate::lighting::{RedrawSplatShadows, SplatShadowScale};
 use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
@@ -47,6 +47,8 @@ use crate::render::view::uniform::SplatCamera;
 #[derive(Component)]
 pub struct ShadowFrame {
     pub bands: Vec<BandFrame>,
+    /// The light's map, in its texels (the splats' layer may be coarser:
+    /// `SplatShadowScale`).
     pub size: UVec2,
     pub resolve: (RenderPipeline, BindGroup),
 }
@@ -99,6 +101,14 @@ type ShadowViewItem<'a> = (
     Option<&'a mut StillShadow>,
 );
 
+/// What a shadow view's light asks of it.
+type ShadowLight<'a> = (
+    &'a MainEntity,
+    Option<&'a SplatLod>,
+    Has<RedrawSplatShadows>,
+    Option<&'a SplatShadowScale>,
+);
+
 /// The light (render entity) a shadow view belongs to.
 fn light_of(view: &LightEntity) -> Entity {
     match *view {
@@ -121,7 +131,7 @@ pub fn prepare_shadow_views(
     gpu_limits: Res<SplatGpuLimits>,
     mut views: Query<ShadowViewItem, With<ShadowView>>,
     clouds: Query<(&MainEntity, &ExtractedCloud)>,
-    lights: Query<(&MainEntity, Option<&SplatLod>, Has<RedrawSplatShadows>)>,
+    lights: Query<ShadowLight>,
     gpu_splats: Res<RenderAssets<GpuSplats>>,
     lod_trees: Res<GpuLodTrees>,
     shader_time: Res<SplatShaderTime>,
@@ -147,7 +157,16 @@ pub fn prepare_shadow_views(
         let (entity, (view, shadow_view), frustum, (light, layers), buffers, view_lod, still) =
             item;
         let started = Instant::now();
-        let size = UVec2::new(view.viewport.z, view.viewport.w);
+        // What the light asks of its views. A light with `SplatLod` draws each as a
+        // cut, as a camera does; the view's LOD state is made when the light asks and
+        // dropped when it stops.
+        let (light_main, lod_settings, redraw, scale) = match lights.get(light_of(light)) {
+            Ok((main, lod, redraw, scale)) => (Some(main.id()), lod, redraw, scale.copied()),
+            Err(_) => (None, None, true, None),
+        };
+        // The splats' surface is drawn at the light's `SplatShadowScale` of its map.
+        let map_size = UVec2::new(view.viewport.z, view.viewport.w);
+        let size = map_size / scale.unwrap_or_default().for_map(map_size.x, map_size.y);
         let drawn = casters(
             frustum,
             layers.unwrap_or(&default_layers),
@@ -169,13 +188,6 @@ pub fn prepare_shadow_views(
             camera.near = camera.near.min(nearest - 1e-3 * nearest.abs().max(1.0));
         }
         let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
-        // A light with `SplatLod` draws each of its views as a cut, as a camera does;
-        // the view's LOD state is made when the light asks and dropped when it stops.
-        let (light_main, lod_settings, redraw) = lights
-            .get(light_of(light))
-            .map_or((None, None, true), |(main, lod, redraw)| {
-                (Some(main.id()), lod, redraw)
-            });
         let lod = ViewLod::follow(
             &mut commands,
             entity,
@@ -286,7 +298,7 @@ pub fn prepare_shadow_bind_groups(
     views: Query<
         (
             Entity,
-            &ViewDraw,
+            (&ExtractedView, &ViewDraw),
             &ViewBuffers,
             Option<&ViewLod>,
             Option<&StillShadow>,
@@ -304,7 +316,7 @@ pub fn prepare_shadow_bind_groups(
     let resolve_pipeline = fragment_passes
         .depth_write
         .pipeline(&cache, CORE_3D_DEPTH_FORMAT, 1);
-    for (entity, draw, buffers, lod, still) in &views {
+    for (entity, (view, draw), buffers, lod, still) in &views {
         let Some(pipeline) = &resolve_pipeline else {
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
@@ -340,7 +352,10 @@ pub fn prepare_shadow_bind_groups(
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
         };
-        let placed = (draw.origin, buffers.layer.viewport);
+        // The map, whose texels the layer's each cover `scale` a side.
+        let map_size = UVec2::new(view.viewport.z, view.viewport.w);
+        let scale = map_size.x / draw.size.x.max(1);
+        let placed = (draw.origin, buffers.layer.viewport, scale);
         buffers
             .layer_params
             .write(&queue, placed, false, CORE_3D_DEPTH_FORMAT);
@@ -350,7 +365,7 @@ pub fn prepare_shadow_bind_groups(
                 .bind_group(device, surface, &buffers.layer_params.buffer);
         commands.entity(entity).insert(ShadowFrame {
             bands,
-            size: draw.size,
+            size: map_size,
             resolve: (pipeline.clone(), group),
         });
     }

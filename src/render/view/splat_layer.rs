@@ -127,12 +127,13 @@ impl LayerParams {
         }
     }
 
-    /// Where the view's `viewport` sits in the target, whether to take the layer's
-    /// sRGB values to linear light, and the target's format.
+    /// Where the view's `viewport` (the layer's, in its texels) sits in the target,
+    /// how many target texels a side each layer texel covers (`texel_scale`), whether
+    /// to take the layer's sRGB values to linear light, and the target's format.
     pub fn write(
         &self,
         queue: &wgpu::Queue,
-        (origin, viewport): (UVec2, UVec2),
+        (origin, viewport, texel_scale): (UVec2, UVec2, u32),
         linearize: bool,
         format: wgpu::TextureFormat,
     ) {
@@ -142,7 +143,7 @@ impl LayerParams {
             srgb_levels: CompositeUniform::srgb_levels(format),
             tiles_across: tiles_for(viewport).x,
             viewport_size: viewport.to_array(),
-            _pad: 0,
+            texel_scale: texel_scale.max(1),
         };
         queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
     }
