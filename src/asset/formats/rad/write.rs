@@ -16,7 +16,7 @@ use crate::asset::decoded::{DecodedSplats, SH_C0};
 /// Splats per chunk.
 const CHUNK_SPLATS: usize = 65_536;
 
-/// How [`write`] stores the values.
+/// How [`write`](fn@write) stores the values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RadEncoding {
     /// f32 throughout (centres as byte planes, quaternions as x, y, z with w ≥ 0):
@@ -41,7 +41,7 @@ pub fn write(
     write_chunked(nodes, children, encoding, CHUNK_SPLATS)
 }
 
-/// [`write`] with `chunk_splats` nodes a chunk (Spark writes 65,536) instead: smaller
+/// [`write`](fn@write) with `chunk_splats` nodes a chunk (Spark writes 65,536) instead: smaller
 /// chunks let a streaming reader fetch finer pieces of the tree.
 pub fn write_chunked(
     nodes: &DecodedSplats,
