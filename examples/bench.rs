@@ -914,26 +914,16 @@ fn run() -> Result<(), String> {
 
     let mut shadow_total = 0.0;
     let mut json_shadows = serde_json::Map::new();
-    // What the GPU counted in each view, beside its time.
-    let shadow_counts = shadow_light
-        .map(|light| {
-            headless
-                .app
-                .world()
-                .resource::<bevy_splat::SplatShadowStats>()
-                .get(light)
-        })
-        .unwrap_or_default();
-    // The views that drew from the surface they kept, standing still.
-    let from_kept = shadow_light
-        .map(|light| {
-            headless
-                .app
-                .world()
-                .resource::<bevy_splat::SplatShadowStats>()
-                .drawn_from_kept(light)
-        })
-        .unwrap_or_default();
+    // What the GPU counted in each view, beside its time, and the views that drew
+    // from the surface they kept, standing still.
+    let shadow_stats = headless
+        .app
+        .world()
+        .get_resource::<bevy_splat::SplatShadowStats>();
+    let (shadow_counts, from_kept) = match (shadow_stats, shadow_light) {
+        (Some(stats), Some(light)) => (stats.get(light), stats.drawn_from_kept(light)),
+        _ => Default::default(),
+    };
     for (view, values) in &shadow_views {
         let (median, p10, p90) = summary(values);
         shadow_total += median;
