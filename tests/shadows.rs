@@ -23,7 +23,7 @@ use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8};
 use bevy_splat::{
     GaussianCloud, GaussianSplats, RedrawSplatShadows, SplatGpuLimits, SplatLod, SplatMemory,
-    SplatShadowScale, SplatShadowStats, SplatViewStats,
+    SplatShader, SplatShaderAppExt, SplatShadowScale, SplatShadowStats, SplatViewStats,
 };
 
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, median_depth};
@@ -181,7 +181,17 @@ struct Variant {
     redraw: bool,
     /// The light's `SplatShadowScale`.
     scale: Option<u32>,
+    /// The cloud carries a `SplatShader` that leaves every splat as it is.
+    hooked: bool,
 }
+
+/// A splat shader that changes nothing.
+const UNCHANGED_HOOK: &str = "#import bevy_splat::preprocess::hook::{Splat, SplatContext}
+
+fn modify_splat(splat: Splat, context: SplatContext) -> Splat {
+    return splat;
+}
+";
 
 /// The layer the clouds are on: the light sees it, the cameras do not.
 const CLOUD_LAYER: usize = 1;
@@ -201,7 +211,12 @@ impl Scene {
     /// The image, the counts of each shadow view, and the GPU memory the plugin holds
     /// at the end.
     fn render_measured(&self, variant: Variant) -> Rendered {
-        let mut headless = Headless::new(common::headless_plugins());
+        let mut hook = None;
+        let mut headless = Headless::with(common::headless_plugins(), |app| {
+            if variant.hooked {
+                hook = Some(app.add_splat_shader("unchanged", UNCHANGED_HOOK));
+            }
+        });
         let world = headless.app.world_mut();
         // Small shadow maps keep lavapipe quick; the cascades still resolve a texel
         // under a centimetre here.
@@ -295,6 +310,9 @@ impl Scene {
             entity.insert(RenderLayers::layer(layer));
             if variant.not_caster {
                 entity.insert(NotShadowCaster);
+            }
+            if let Some(hook) = hook {
+                entity.insert(SplatShader::new(hook));
             }
         }
         let camera =
@@ -696,7 +714,8 @@ fn the_shadow_views_of_a_light_share_their_working_buffers() {
 /// A light and a cloud that stand still: every shadow view keeps a copy of its surface
 /// and draws from it, and the image is exactly the one drawn anew every frame
 /// (`RedrawSplatShadows`). The cloud moved, its shadow moves with it in the next frame,
-/// and once it stands still again the views keep its new surface.
+/// and once it stands still again the views keep its new surface. A cloud with a
+/// `SplatShader` is never kept.
 #[test]
 fn still_shadow_views_draw_from_the_surface_they_kept() {
     let lights = [
@@ -795,6 +814,21 @@ fn still_shadow_views_draw_from_the_surface_they_kept() {
             "{name}: the new surface kept"
         );
     }
+
+    // A cloud with a `SplatShader` (which may follow the time) is drawn anew every
+    // frame, casting what it casts without one.
+    let scene = angel_scene(lights[1].1, top_down());
+    let hooked = scene.render_measured(Variant {
+        hooked: true,
+        ..default()
+    });
+    assert!(!hooked.views.is_empty(), "the hooked cloud casts");
+    assert!(
+        from_kept(&hooked).is_empty(),
+        "a hooked cloud's views are never kept"
+    );
+    let plain = scene.render(redraw);
+    assert_eq!(max_difference(&hooked.image.pixels, &plain.pixels), 0);
 }
 
 /// `SplatShadowScale(2)`: the splats drawn into the maps at half their resolution a
