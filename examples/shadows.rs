@@ -5,7 +5,10 @@
 //! light (`SplatLighting`): `Shadowed` (the trained colours, darkened where a caster
 //! blocks a light), `Lit` (the trained colours as albedo under the scene's lights) and
 //! `Unlit` (the trained colours untouched). `L` switches a point light beside the
-//! angel on and off; its shadows come from all six faces of its cube map.
+//! angel on and off; its shadows come from all six faces of its cube map. `S` stops
+//! and starts the sun: a shadow view whose light, clouds and camera stand still draws
+//! from the copy of its surface it kept, nearly free (the lamp's faces always do, the
+//! sun's cascades once it and the camera stop); the window's title counts them.
 //!
 //! ```text
 //! cargo run --release --example shadows
@@ -27,7 +30,9 @@ use bevy::winit::WinitPlugin;
 use bevy_panorbit_camera::{PanOrbitCamera, PanOrbitCameraPlugin};
 use bevy_splat::asset::SplatGeometry;
 use bevy_splat::headless::{Headless, quiet_log, scene};
-use bevy_splat::{GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatLighting};
+use bevy_splat::{
+    GaussianCloud, GaussianSplatPlugin, GaussianSplats, SplatLighting, SplatShadowStats,
+};
 
 /// Where the angel's feet stand (its lowest splats hang a little below).
 const FLOOR_Y: f32 = -1.05;
@@ -51,6 +56,10 @@ struct Lamp;
 struct SwingingCube {
     frame: u32,
 }
+
+/// Whether the sun stands still; `S` toggles it.
+#[derive(Resource, Default)]
+struct SunStopped(bool);
 
 /// How every cloud takes the light; `M` cycles it.
 #[derive(Resource, Clone, Copy)]
@@ -109,6 +118,7 @@ fn run_window() -> AppExit {
         .add_plugins((DefaultPlugins, GaussianSplatPlugin, PanOrbitCameraPlugin))
         .insert_resource(ClearColor(BACKGROUND))
         .insert_resource(Lighting(SHADOWED))
+        .init_resource::<SunStopped>()
         .add_systems(
             Startup,
             (
@@ -124,8 +134,10 @@ fn run_window() -> AppExit {
                 circle_sun,
                 swing_cube,
                 toggle_lamp,
+                stop_sun,
                 cycle_lighting,
                 apply_lighting,
+                count_kept_views,
             ),
         )
         .run()
@@ -261,7 +273,10 @@ fn sun_transform(frame: u32) -> Transform {
     Transform::from_translation(position).looking_at(Vec3::ZERO, Vec3::Y)
 }
 
-fn circle_sun(mut suns: Query<(&mut Sun, &mut Transform)>) {
+fn circle_sun(stopped: Option<Res<SunStopped>>, mut suns: Query<(&mut Sun, &mut Transform)>) {
+    if stopped.is_some_and(|stopped| stopped.0) {
+        return;
+    }
     for (mut sun, mut transform) in &mut suns {
         sun.frame = sun.frame.wrapping_add(1);
         *transform = sun_transform(sun.frame);
@@ -304,6 +319,43 @@ fn apply_lighting(
         if current != Some(&lighting.0) {
             commands.entity(entity).insert(lighting.0);
         }
+    }
+}
+
+fn stop_sun(keys: Res<ButtonInput<KeyCode>>, mut stopped: ResMut<SunStopped>) {
+    if keys.just_pressed(KeyCode::KeyS) {
+        stopped.0 = !stopped.0;
+    }
+}
+
+/// The window's title: how many of each light's shadow views draw from the surface
+/// they kept (`SplatShadowStats`), about twice a second.
+fn count_kept_views(
+    stats: Res<SplatShadowStats>,
+    suns: Query<Entity, With<Sun>>,
+    lamps: Query<Entity, With<Lamp>>,
+    mut windows: Query<&mut Window>,
+    (mut frames, mut said): (Local<u32>, Local<String>),
+) {
+    *frames += 1;
+    if !(*frames).is_multiple_of(30) {
+        return;
+    }
+    let count = |light: Entity| {
+        let kept = stats.drawn_from_kept(light).len();
+        format!("{kept} of {}", stats.get(light).len())
+    };
+    let sun = suns.iter().map(count).collect::<Vec<_>>().join(", ");
+    let lamp = lamps.iter().map(count).collect::<Vec<_>>().join(", ");
+    let title = format!(
+        "shadows: splat shadow views drawn from their kept surface: sun {sun}, lamp {lamp}"
+    );
+    if *said != title {
+        info!("{title}");
+        for mut window in &mut windows {
+            window.title.clone_from(&title);
+        }
+        *said = title;
     }
 }
 
