@@ -75,8 +75,9 @@ impl SplatShadowStats {
         self.lock()
             .get(&light)
             .map(|views| {
-                let kept = views.iter().filter(|((_, camera), _)| keep(*camera));
-                kept.map(|((name, _), entry)| (name.clone(), entry.stats))
+                let chosen = views.iter().filter(|((_, camera), _)| keep(*camera));
+                chosen
+                    .map(|((name, _), entry)| (name.clone(), entry.stats))
                     .collect()
             })
             .unwrap_or_default()
