@@ -743,8 +743,9 @@ fn still_shadow_views_draw_from_the_surface_they_kept() {
             .resource::<SplatShadowStats>()
             .drawn_from_kept(rendered.light)
     };
+    let scene_of_light = |light| angel_scene(light, top_down());
     for (name, light) in lights {
-        let scene = angel_scene(light, top_down());
+        let scene = scene_of_light(light);
         let anew = scene.render_measured(redraw);
         let mut kept = scene.render_measured(Variant::default());
         println!(
@@ -815,9 +816,38 @@ fn still_shadow_views_draw_from_the_surface_they_kept() {
         );
     }
 
+    // Views their buffers can never hold (bindings of 64 KiB: 2,048 splats a band,
+    // where one bin row of the angel below the light has more) leave splats out every
+    // frame, so no copy of theirs is ever drawn from; the faces that hold theirs are.
+    let starved = scene_of_light(lights[1].1).render_measured(Variant {
+        max_binding: Some(64 << 10),
+        ..default()
+    });
+    let kept_views = from_kept(&starved);
+    let incomplete: Vec<&String> = starved
+        .views
+        .iter()
+        .filter(|(_, s)| !s.complete())
+        .map(|(view, _)| view)
+        .collect();
+    println!("64 KiB bindings: incomplete {incomplete:?}, drawn from copies {kept_views:?}");
+    assert!(
+        !incomplete.is_empty(),
+        "some views cannot hold their splats"
+    );
+    assert!(
+        incomplete.iter().all(|view| !kept_views.contains(view)),
+        "incomplete views are never drawn from a copy"
+    );
+    assert_eq!(
+        kept_views.len() + incomplete.len(),
+        starved.views.len(),
+        "the complete views are"
+    );
+
     // A cloud with a `SplatShader` (which may follow the time) is drawn anew every
     // frame, casting what it casts without one.
-    let scene = angel_scene(lights[1].1, top_down());
+    let scene = scene_of_light(lights[1].1);
     let hooked = scene.render_measured(Variant {
         hooked: true,
         ..default()

@@ -115,11 +115,24 @@ impl Default for StillShadow {
     }
 }
 
+/// Where a kept surface stands with the GPU's counts of the frame it was copied from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Copied from this frame; its counts are not back yet.
+    Waiting(u64),
+    /// That frame drew every splat and pair: the copy is drawn from.
+    Complete,
+    /// That frame left some out (its buffers were growing, or cannot hold the view),
+    /// or its counts were never read back: copy again, into the same buffers.
+    Again,
+}
+
 /// A copy of one frame's surface of a shadow view: what its depth write reads.
 pub struct KeptSurface {
     inputs: StillInputs,
-    /// The frame it was copied from, until that frame's counts come back complete.
-    unconfirmed: Option<u64>,
+    verdict: Verdict,
+    /// The view's size and bands it was made for.
+    made_for: (UVec2, Vec<UVec2>),
     pub median_depth: TextureView,
     /// Each band's runs of drawn tiles and counters (the depth write's instances and
     /// arguments).
@@ -130,26 +143,26 @@ pub struct KeptSurface {
 impl StillShadow {
     /// Takes in counts the GPU sent back under `tag`: the verdict on a copy waiting
     /// for its frame's counts. A frame that left splats or pairs out (its buffers were
-    /// growing) is not kept; one whose counts were never read back (the read-back was
-    /// busy) is copied again.
+    /// growing) is not drawn from; neither is one whose counts were never read back
+    /// (the read-back was busy): the view copies again.
     pub fn take_counts(&mut self, tag: u64, bands: &[GpuCounts]) {
         let Some(kept) = &mut self.kept else {
             return;
         };
-        let Some(frame) = kept.unconfirmed else {
+        let Verdict::Waiting(frame) = kept.verdict else {
             return;
         };
         if tag == frame {
             let complete = bands
                 .iter()
                 .all(|c| c.visible_kept == c.visible_splats && c.pairs_kept == c.pairs_needed);
-            if complete {
-                kept.unconfirmed = None;
+            kept.verdict = if complete {
+                Verdict::Complete
             } else {
-                self.kept = None;
-            }
+                Verdict::Again
+            };
         } else if tag > frame {
-            self.kept = None;
+            kept.verdict = Verdict::Again;
         }
     }
 
@@ -179,12 +192,19 @@ impl StillShadow {
             self.kept = None;
             return StillDraw::Anew;
         };
-        if let Some(kept) = &self.kept {
+        if let Some(kept) = &mut self.kept {
             if kept.inputs == inputs {
-                return match kept.unconfirmed {
-                    None => StillDraw::FromKept,
-                    Some(_) => StillDraw::Anew,
-                };
+                match kept.verdict {
+                    Verdict::Complete => return StillDraw::FromKept,
+                    Verdict::Waiting(_) => return StillDraw::Anew,
+                    // A view its buffers cannot hold would otherwise make a new copy
+                    // every few frames.
+                    Verdict::Again if kept.made_for == made_for(size, bands) => {
+                        kept.verdict = Verdict::Waiting(self.frame);
+                        return StillDraw::AnewAndKeep;
+                    }
+                    Verdict::Again => {}
+                }
             }
             self.kept = None;
         }
@@ -207,12 +227,17 @@ impl StillShadow {
     }
 }
 
+/// What a kept surface's buffers are sized by: the view's size and each band's tiles.
+fn made_for(size: UVec2, bands: &[BandCapacity]) -> (UVec2, Vec<UVec2>) {
+    (size, bands.iter().map(BandCapacity::band_tiles).collect())
+}
+
 impl KeptSurface {
     fn new(
         device: &Device,
         memory: &SplatMemory,
         (inputs, frame): (StillInputs, u64),
-        (size, bands): (UVec2, &[BandCapacity]),
+        (size, capacities): (UVec2, &[BandCapacity]),
     ) -> Self {
         let texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("kept splat shadow depth"),
@@ -228,7 +253,7 @@ impl KeptSurface {
             usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
             view_formats: &[],
         });
-        let bands: Vec<(Buffer, Buffer)> = bands
+        let bands: Vec<(Buffer, Buffer)> = capacities
             .iter()
             .map(|band| {
                 let runs = u64::from(band.band_tiles().element_product().max(1)) * TILE_RUN_BYTES;
@@ -255,7 +280,8 @@ impl KeptSurface {
                 .sum::<u64>();
         Self {
             inputs,
-            unconfirmed: Some(frame),
+            verdict: Verdict::Waiting(frame),
+            made_for: made_for(size, capacities),
             median_depth: texture.create_view(&Default::default()),
             bands,
             _bytes: memory.track(bytes),

@@ -121,7 +121,7 @@ fn warn_about_overflow(bands: &[Band], needs: &[BandNeed], limits: &BandLimits, 
         let over = need.splats > limits.max_splats || need.pairs > limits.max_pairs;
         if over && band.rows.len() <= 1 {
             warn!(
-                "tile rows {:?} of a camera need {} splats and {} bin pairs, but one storage \
+                "tile rows {:?} of a view (camera or shadow) need {} splats and {} bin pairs, but one storage \
                  binding holds {} and {}: splats are missing from its image",
                 tile_rows(&band.rows, view_rows),
                 need.splats,
