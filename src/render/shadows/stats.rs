@@ -55,8 +55,9 @@ impl SplatShadowStats {
     }
 
     /// The names of `light`'s shadow views that draw from the copy of their surface
-    /// they kept, having not moved (see [`RedrawSplatShadows`](crate::lighting::RedrawSplatShadows));
-    /// a directional light's cascades once per camera, as in [`Self::get`].
+    /// they kept, having not moved (see
+    /// [`RedrawSplatShadows`](crate::lighting::RedrawSplatShadows)); a directional
+    /// light's cascades once per camera, as in [`Self::get`].
     pub fn drawn_from_kept(&self, light: Entity) -> Vec<String> {
         self.lock()
             .get(&light)

@@ -10,8 +10,8 @@
 //! so that a buffer dropped and another made at its address can never match). Views
 //! whose clouds run a `SplatShader` (which may move with time) or stream pages (whose
 //! content changes under the same dispatch) draw anew every frame, as do the views of
-//! a light with [`RedrawSplatShadows`](crate::lighting::RedrawSplatShadows). A moving view holds
-//! no copy: one is made only after two frames with the same inputs.
+//! a light with [`RedrawSplatShadows`](crate::lighting::RedrawSplatShadows). A moving
+//! view holds no copy: one is made only after two frames with the same inputs.
 
 use bevy::ecs::prelude::*;
 use bevy::math::UVec2;
@@ -81,9 +81,10 @@ impl StillInputs {
 }
 
 /// How a shadow view draws this frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StillDraw {
     /// Through every pass, as any view.
+    #[default]
     Anew,
     /// Through every pass, then copies its surface into the kept one.
     AnewAndKeep,
@@ -93,7 +94,7 @@ pub enum StillDraw {
 
 /// A shadow view's frames and the surface it keeps while it stands still (a component
 /// on Bevy's shadow view entity, dropped with its other splat state).
-#[derive(Component)]
+#[derive(Component, Default)]
 pub struct StillShadow {
     /// Its frames, counted: the tag its counters are read back under.
     pub frame: u64,
@@ -102,17 +103,6 @@ pub struct StillShadow {
     /// The previous frame's inputs.
     last: Option<StillInputs>,
     kept: Option<KeptSurface>,
-}
-
-impl Default for StillShadow {
-    fn default() -> Self {
-        Self {
-            frame: 0,
-            draw: StillDraw::Anew,
-            last: None,
-            kept: None,
-        }
-    }
 }
 
 /// Where a kept surface stands with the GPU's counts of the frame it was copied from.
@@ -153,10 +143,7 @@ impl StillShadow {
             return;
         };
         if tag == frame {
-            let complete = bands
-                .iter()
-                .all(|c| c.visible_kept == c.visible_splats && c.pairs_kept == c.pairs_needed);
-            kept.verdict = if complete {
+            kept.verdict = if bands.iter().all(GpuCounts::complete) {
                 Verdict::Complete
             } else {
                 Verdict::Again

@@ -25,6 +25,14 @@ pub struct GpuCounts {
     pub tile_chunks: u32,
 }
 
+impl GpuCounts {
+    /// Whether the band drew every visible splat and every pair it needed (its buffers
+    /// held them all).
+    pub fn complete(&self) -> bool {
+        self.visible_kept == self.visible_splats && self.pairs_kept == self.pairs_needed
+    }
+}
+
 impl From<&ViewCounters> for GpuCounts {
     fn from(counters: &ViewCounters) -> Self {
         Self {
