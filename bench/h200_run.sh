@@ -203,8 +203,11 @@ fi
 # which keep nothing, always do); SHADOW_KEPT=1 runs it once more without, where the
 # views draw from the surfaces they kept.
 redraw=--redraw-shadows
+# SHADOW_BASE_REDRAW=1: the base binary keeps surfaces too (d0f5889 and later), so it
+# redraws as ours does. SHADOW_LIGHTS: which lights (both by default).
+base_redraw=""; [ -n "${SHADOW_BASE_REDRAW:-}" ] && base_redraw=$redraw
 for k in ${SHADOW_GRIDS:-}; do
-    for light in directional point; do
+    for light in ${SHADOW_LIGHTS:-directional point}; do
         /tmp/bench --angel-grid $k --shadow-light $light $redraw --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_$light.json $limit 2>&1 | grep -v "^$" | tee -a $OUT/run.log
         [ -n "${SHADOW_KEPT:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light --frames ${FRAMES:-200} \
@@ -242,11 +245,16 @@ for k in ${SHADOW_GRIDS:-}; do
             --shadow-light $light $redraw --shadow-lod $SHADOW_LOD --shadow-stages --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_${light}_lod_stages.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/lod, stages: /' | tee -a $OUT/run.log
-        [ -x /tmp/bench_shadow_base ] && /tmp/bench_shadow_base --angel-grid $k --shadow-light $light \
+        [ -n "${SHADOW_STAGES:-}" ] && [ -n "${SHADOW_LOD:-}" ] && [ -n "${SHADOW_SCALE:-}" ] && /tmp/bench \
+            --angel-grid $k --shadow-light $light $redraw --shadow-lod $SHADOW_LOD --shadow-scale $SHADOW_SCALE \
+            --shadow-stages --frames ${FRAMES:-200} --warmup 30 \
+            --json $OUT/ours_K${k}_shadow_${light}_scale_lod_stages.json $limit 2>&1 \
+            | grep -v "^$" | sed "s/^/scale $SHADOW_SCALE, lod, stages: /" | tee -a $OUT/run.log
+        [ -x /tmp/bench_shadow_base ] && /tmp/bench_shadow_base --angel-grid $k --shadow-light $light $base_redraw \
             --frames ${FRAMES:-200} --warmup 30 --json $OUT/shadow_base_K${k}_$light.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/shadow base: /' | tee -a $OUT/run.log
         [ -x /tmp/bench_shadow_base ] && [ -n "${SHADOW_LOD:-}" ] && /tmp/bench_shadow_base --angel-grid $k \
-            --shadow-light $light --shadow-lod $SHADOW_LOD --frames ${FRAMES:-200} --warmup 30 \
+            --shadow-light $light $base_redraw --shadow-lod $SHADOW_LOD --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/shadow_base_K${k}_${light}_lod.json $limit 2>&1 \
             | grep -v "^$" | sed 's/^/shadow base, lod: /' | tee -a $OUT/run.log
     done

@@ -164,9 +164,8 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     stage(encoder, diagnostics, timestamps, SplatStage::Scan, |pass| {
         for (band, buffers) in bands() {
             pipelines
-                .gather
-                .encode(pass, &band.gather, &buffers.work.counters);
-            pipelines.scan.encode(pass, &buffers.work.scan);
+                .pair_slots
+                .encode(pass, &band.pair_slots, &buffers.work.counters);
             pipelines.indirect.encode_pairs(pass, &band.indirect);
         }
     });

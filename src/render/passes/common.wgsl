@@ -32,6 +32,7 @@ const COUNTER_TILE_DISPATCH: u32 = #{COUNTER_TILE_DISPATCH}u;
 const COUNTER_TILE_DRAW: u32 = #{COUNTER_TILE_DRAW}u;
 const COUNTER_TILE_CHUNKS: u32 = #{COUNTER_TILE_CHUNKS}u;
 const COUNTER_CHUNK_DISPATCH: u32 = #{COUNTER_CHUNK_DISPATCH}u;
+const COUNTER_SCAN_DISPATCH: u32 = #{COUNTER_SCAN_DISPATCH}u;
 // The last pixel centre of a tile, from its first pixel's edge.
 const TILE_LAST_CENTRE: f32 = f32(TILE_SIZE) - 0.5;
 // Indirect grids over a GPU-only count are rows of at most 65,535 workgroups of 256

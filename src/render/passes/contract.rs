@@ -373,7 +373,7 @@ fn every_variant_composes() {
             vec![ShaderDef::Flag("COMPACT_LAYOUT")],
         ),
         (wgsl_file!("indirect.wgsl"), vec![]),
-        (wgsl_file!("gather.wgsl"), vec![]),
+        (wgsl_file!("pair_slots.wgsl"), vec![]),
         (wgsl_file!("duplicate.wgsl"), vec![]),
         (wgsl_file!("tile_range.wgsl"), vec![]),
         (wgsl_file!("tile_split.wgsl"), vec![]),

@@ -7,6 +7,8 @@ use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Dev
 use super::builder::{EntryShader, Kernel, PipelineBuilder};
 use super::common::{ShaderChecks, bind_group, storage, uniform};
 use super::library::{ShaderDef, wgsl_file};
+#[cfg(doc)]
+use super::scan::SCAN_BLOCK;
 
 /// A band's counters buffer, what its passes count on the GPU each frame. The WGSL
 /// indexes it by word through the shader defs [`counter_defs`] makes from this
@@ -43,6 +45,9 @@ pub struct ViewCounters {
     pub tile_draw: [u32; 4],
     /// Dispatch arguments over the filed chunks, one workgroup each (x, y, z, unused).
     pub chunk_dispatch: [u32; 4],
+    /// Dispatch arguments over the kept splats' blocks of the pair slots' scan, one
+    /// workgroup per [`SCAN_BLOCK`] (x, y, z, unused).
+    pub scan_dispatch: [u32; 4],
 }
 
 /// Byte offsets of the counters buffer's fields.
@@ -59,11 +64,12 @@ pub const TILE_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_di
 pub const TILE_DRAW_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_draw) as u64;
 pub const TILE_CHUNKS_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_chunks) as u64;
 pub const CHUNK_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, chunk_dispatch) as u64;
+pub const SCAN_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, scan_dispatch) as u64;
 /// Size of the counters buffer.
 pub const COUNTERS_SIZE: u64 = size_of::<ViewCounters>() as u64;
 
 /// The word of each counter, as the shader defs `COUNTER_*` the WGSL indexes with.
-pub(crate) fn counter_defs() -> [ShaderDef; 12] {
+pub(crate) fn counter_defs() -> [ShaderDef; 13] {
     let word = |offset: u64| (offset / 4) as u32;
     [
         ShaderDef::UInt("COUNTER_VISIBLE", 0),
@@ -78,6 +84,7 @@ pub(crate) fn counter_defs() -> [ShaderDef; 12] {
         ShaderDef::UInt("COUNTER_TILE_DRAW", word(TILE_DRAW_OFFSET)),
         ShaderDef::UInt("COUNTER_TILE_CHUNKS", word(TILE_CHUNKS_OFFSET)),
         ShaderDef::UInt("COUNTER_CHUNK_DISPATCH", word(CHUNK_DISPATCH_OFFSET)),
+        ShaderDef::UInt("COUNTER_SCAN_DISPATCH", word(SCAN_DISPATCH_OFFSET)),
     ]
 }
 
@@ -130,8 +137,8 @@ impl IndirectPass {
         )
     }
 
-    /// After preprocess: clamps the visible count to the capacity, and the grid over
-    /// the kept splats.
+    /// After preprocess: clamps the visible count to the capacity, and the grids over
+    /// the kept splats and over their blocks of the pair slots' scan.
     pub fn encode_visible(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup) {
         pass.set_pipeline(&self.visible);
         pass.set_bind_group(0, bind_group, &[]);

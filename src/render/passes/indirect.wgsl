@@ -6,7 +6,7 @@
 #import bevy_splat::common::{
     WORKGROUP_SIZE, COUNTER_VISIBLE, COUNTER_PAIRS_NEEDED, COUNTER_PAIRS_KEPT,
     COUNTER_VISIBLE_KEPT, COUNTER_VISIBLE_DISPATCH, COUNTER_PAIR_DISPATCH,
-    COUNTER_TILE_CHUNKS, COUNTER_CHUNK_DISPATCH,
+    COUNTER_TILE_CHUNKS, COUNTER_CHUNK_DISPATCH, COUNTER_SCAN_DISPATCH,
 }
 
 // The band's counters, by word (`COUNTER_*` in common.wgsl).
@@ -16,8 +16,11 @@
 
 const MAX_GROUPS: u32 = 65535u;
 
-fn write_grid(at: u32, threads: u32) {
-    let grid = grid_of((threads + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, MAX_GROUPS);
+// The pair slots' blocks (`pair_slots.wgsl`).
+const SCAN_BLOCK: u32 = #{SCAN_BLOCK}u;
+
+fn write_grid(at: u32, threads: u32, per_group: u32) {
+    let grid = grid_of((threads + per_group - 1u) / per_group, MAX_GROUPS);
     counters[at] = grid.x;
     counters[at + 1u] = grid.y;
     counters[at + 2u] = grid.z;
@@ -27,14 +30,15 @@ fn write_grid(at: u32, threads: u32) {
 fn visible_dispatch() {
     let kept = min(counters[COUNTER_VISIBLE], capacities.y);
     counters[COUNTER_VISIBLE_KEPT] = kept;
-    write_grid(COUNTER_VISIBLE_DISPATCH, kept);
+    write_grid(COUNTER_VISIBLE_DISPATCH, kept, WORKGROUP_SIZE);
+    write_grid(COUNTER_SCAN_DISPATCH, kept, SCAN_BLOCK);
 }
 
 @compute @workgroup_size(1)
 fn pair_dispatch() {
     let kept = min(counters[COUNTER_PAIRS_NEEDED], capacities.x);
     counters[COUNTER_PAIRS_KEPT] = kept;
-    write_grid(COUNTER_PAIR_DISPATCH, kept);
+    write_grid(COUNTER_PAIR_DISPATCH, kept, WORKGROUP_SIZE);
 }
 
 // One workgroup per tile chunk the tile order filed within the capacity (it fills the

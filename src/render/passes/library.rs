@@ -51,6 +51,7 @@ macro_rules! with_library_module_files {
             "preprocess_no_shader.wgsl",
             // The prefix scan's records (`bevy_splat::scan::state`).
             "scan_state.wgsl",
+            "scan_block.wgsl",
             // The radix sort's (`bevy_splat::radix_sort::…`); the scatter imports both
             // ways of finding a block's first slots, one by the def `SORT_ONESWEEP`.
             "radix_sort/state.wgsl",

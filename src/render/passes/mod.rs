@@ -4,9 +4,9 @@
 //! 1. `preprocess`: project every splat, evaluate its SH colour, count its tiles and
 //!    write its depth key;
 //! 2. `indirect`: turn the GPU's counts into dispatch arguments;
-//! 3. depth sort: [`radix_sort`] of the visible splats by depth, then `gather`
-//!    lists their pair counts in that order;
-//! 4. [`scan`]: the counts become each splat's first pair slot;
+//! 3. depth sort: [`radix_sort`] of the visible splats by depth;
+//! 4. `pair_slots`: their pair counts, taken in that order, become each splat's first
+//!    pair slot (a gather and a prefix scan);
 //! 5. `duplicate`: one (bin, splat) pair per bin (2×2 tiles) a splat touches;
 //! 6. tile sort: a stable [`radix_sort`] of the pairs by bin;
 //! 7. `tile_range`: each bin's run of pairs, `tile_split`: each bin's run split
@@ -34,9 +34,9 @@ pub(crate) mod composite;
 mod contract;
 pub(crate) mod depth_write;
 pub(crate) mod duplicate;
-pub(crate) mod gather;
 pub(crate) mod indirect;
 pub(crate) mod library;
+pub(crate) mod pair_slots;
 pub(crate) mod pick;
 pub(crate) mod preprocess;
 pub mod radix_sort;
@@ -56,8 +56,7 @@ use crate::render::pipelines::CachedBuilder;
 pub struct SplatPipelines {
     pub(crate) preprocess: preprocess::PreprocessPass,
     pub(crate) indirect: indirect::IndirectPass,
-    pub(crate) gather: gather::GatherPass,
-    pub(crate) scan: scan::PrefixScan,
+    pub(crate) pair_slots: pair_slots::PairSlotsPass,
     pub(crate) duplicate: duplicate::DuplicatePass,
     /// Sorts 32-bit keys: the visible splats by depth, pairs by tile, tiles by work.
     pub(crate) sort: radix_sort::RadixSort,
@@ -107,8 +106,7 @@ impl SplatPipelines {
         // Every pass is asked before any answer is used, so the first call queues all.
         let preprocess = preprocess::PreprocessPass::new(builder);
         let indirect = indirect::IndirectPass::new(builder);
-        let gather = gather::GatherPass::new(builder);
-        let scan = scan::PrefixScan::build(builder, sort_options.max_groups_x);
+        let pair_slots = pair_slots::PairSlotsPass::new(builder);
         let duplicate = duplicate::DuplicatePass::new(builder);
         let sort = radix_sort::RadixSort::with_builder(builder, &sort_options, sort);
         let tile_range = tile_range::TileRangePass::new(builder);
@@ -119,8 +117,7 @@ impl SplatPipelines {
         Some(Self {
             preprocess: preprocess?,
             indirect: indirect?,
-            gather: gather?,
-            scan: scan?,
+            pair_slots: pair_slots?,
             duplicate: duplicate?,
             sort: sort?,
             tile_range: tile_range?,
@@ -137,7 +134,7 @@ impl SplatPipelines {
 pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 17] = [
     preprocess::SHADER,
     indirect::SHADER,
-    gather::SHADER,
+    pair_slots::SHADER,
     scan::SETUP_SHADER,
     scan::SCAN_SHADER,
     duplicate::SHADER,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bevy::math::UVec2;
 use wgpu::{Buffer, BufferUsages, Device};
 
-use super::buffer_plan::{Role, SharedBuffers, Step};
+use super::buffer_plan::SharedBuffers;
 use super::dispatch::Dispatch;
 use super::lod::LodFrame;
 use super::uniform::{BandUniform, SplatCamera, SplatViewUniform};
@@ -17,16 +17,15 @@ use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::SplatPipelines;
 use crate::render::passes::common::buffer;
 use crate::render::passes::indirect::{
-    COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, PAIRS_KEPT_OFFSET, PAIRS_NEEDED_OFFSET,
-    VISIBLE_KEPT_OFFSET,
+    COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, PAIRS_KEPT_OFFSET, VISIBLE_KEPT_OFFSET,
 };
+use crate::render::passes::pair_slots::block_sums_bytes;
 use crate::render::passes::preprocess::DEPTH_KEY_BITS;
 use crate::render::passes::preprocess::{
     CHUNK_PARAMS_STRIDE, ChunkParams, CloudInstance, LIT_POINT_BYTES, PROJECTED_SPLAT_BYTES,
     PreprocessPass,
 };
 use crate::render::passes::radix_sort::{KeyRange, SortBuffers, SortValues};
-use crate::render::passes::scan::ScanBuffers;
 use crate::render::passes::tile_order::{tile_chunk_bytes, tile_chunk_capacity, tile_work_bytes};
 use crate::render::passes::tile_quads::{BandTiles, TILE_RUN_BYTES};
 use crate::render::passes::tile_split::bins_for;
@@ -145,7 +144,9 @@ pub struct BandWork {
     pub ranges: Buffer,
     /// Each bin's run of the sorted pairs, cleared every frame.
     pub bin_ranges: Buffer,
-    pub scan: ScanBuffers,
+    /// One word per block of the visible splats in depth order: its pair count, then
+    /// its first pair slot (`pair_slots`).
+    pub block_sums: Buffer,
     /// Visible splats by depth: keys are depths, values their slots, in the shared
     /// buffers.
     pub depth_sort: SortBuffers,
@@ -266,15 +267,11 @@ impl BandWork {
         let bin_count = u64::from(bins_for(capacity.tiles).element_product());
         let bin_ranges = buffer(device, "splat bin ranges", bin_count * 8, storage);
 
-        let scan = ScanBuffers::new(
+        let block_sums = buffer(
             device,
-            &pipelines.scan,
-            capacity.splats.max(1),
-            shared.buffer(Step::Scan, Role::FirstPairSlots),
-            &counters,
-            VISIBLE_KEPT_OFFSET,
-            &counters,
-            PAIRS_NEEDED_OFFSET,
+            "splat pair block sums",
+            block_sums_bytes(capacity.splats),
+            storage,
         );
         let depth_sort = SortBuffers::in_storage(
             device,
@@ -335,6 +332,7 @@ impl BandWork {
             &capacities,
             &ranges,
             &bin_ranges,
+            &block_sums,
             &tile_work,
             &tile_order,
             &tile_runs,
@@ -345,8 +343,7 @@ impl BandWork {
         .sum::<u64>()
             + shared.bytes()
             + depth_sort.gpu_bytes()
-            + sort.gpu_bytes()
-            + scan.gpu_bytes();
+            + sort.gpu_bytes();
 
         Self {
             capacity,
@@ -358,7 +355,7 @@ impl BandWork {
             capacities,
             ranges,
             bin_ranges,
-            scan,
+            block_sums,
             depth_sort,
             sort,
             tile_work,

@@ -23,10 +23,8 @@ pub enum Step {
     Preprocess,
     /// Sorts the visible splats by depth (ping-pong over its keys and values).
     DepthSort,
-    /// Gathers the pair counts in depth order.
-    Gather,
-    /// Scans them in place into first pair slots.
-    Scan,
+    /// Gathers the pair counts in depth order and scans them into first pair slots.
+    PairSlots,
     /// Writes each visible splat's pairs, in depth order.
     Duplicate,
     /// Sorts the pairs by bin (ping-pong over its keys and values).
@@ -156,13 +154,13 @@ pub fn placements(pairs_sorted: usize) -> [Placement; 14] {
         [2, 0, 1, 3]
     };
     [
-        place(PairCounts, 0, Splats, Preprocess, Gather),
+        place(PairCounts, 0, Splats, Preprocess, PairSlots),
         place(SlotsByDepth, 0, SplatsAfterSplats, DepthSort, Duplicate),
         place(PairKeysAlt, 0, Pairs, TileSort, alt_keys_last),
         place(DepthKeys, 1, Splats, Preprocess, DepthSort),
         place(PairKeys, 1, Pairs, Duplicate, keys_last),
         place(DepthValuesAlt, 2, Splats, DepthSort, DepthSort),
-        place(FirstPairSlots, 2, Splats, Gather, Duplicate),
+        place(FirstPairSlots, 2, Splats, PairSlots, Duplicate),
         place(PairValuesAlt, 2, Pairs, TileSort, alt_values_last),
         place(DepthKeysAlt, 3, Splats, DepthSort, DepthSort),
         place(PairValues, 3, Pairs, Duplicate, values_last),
@@ -350,7 +348,7 @@ mod tests {
     }
 
     /// The plan puts the depth sort's result (its second value buffer) where the
-    /// gather and the duplicate read the slots by depth, and the first tile list over
+    /// pair slots and the duplicate read the slots by depth, and the first tile list over
     /// the pair sort's sorted values.
     #[test]
     fn the_sorts_results_are_where_the_plan_reads_them() {
@@ -386,7 +384,7 @@ mod tests {
                 .iter()
                 .any(|(a, b)| a.role == Role::DepthKeys && b.role == Role::FirstPairSlots)
         );
-        // The slots by depth over the pair counts the gather still reads: the same
+        // The slots by depth over the pair counts the pair slots still read: the same
         // buffer, but only a clash where their bytes meet.
         assert!(moved(Role::SlotsByDepth, 0, Step::DepthSort).is_empty());
         let mut plan = placements(0);

@@ -10,6 +10,7 @@ use super::picks::{PickTicket, ViewPicks};
 use super::splat_layer::SplatLayer;
 use crate::asset::SplatStorage;
 use crate::render::passes::SplatPipelines;
+use crate::render::passes::pair_slots::PairSlotsGroups;
 use crate::render::passes::preprocess::{CHUNK_PARAMS_STRIDE, PreprocessVariant};
 use crate::render::passes::tile_split::TileLists;
 
@@ -48,8 +49,8 @@ pub struct BandFrame {
     /// One preprocess dispatch per cloud chunk.
     pub preprocess: Vec<PreprocessDispatch>,
     pub indirect: BindGroup,
-    /// Gathers the pair counts in depth order (after the depth sort).
-    pub gather: BindGroup,
+    /// The first pair slots in depth order (after the depth sort).
+    pub pair_slots: PairSlotsGroups,
     pub duplicate: BindGroup,
     /// Bits of the bin id, the pairs' sort key.
     pub key_bits: u32,
@@ -198,12 +199,17 @@ pub fn band_frame(
             shared.buffer(Step::Duplicate, Role::PairValues),
             shared.binding(Step::Duplicate, Role::SlotsByDepth),
         ),
-        gather: pipelines.gather.bind_group(
+        pair_slots: pipelines.pair_slots.bind_groups(
             device,
             &band.work.counters,
-            shared.binding(Step::Gather, Role::SlotsByDepth),
-            shared.buffer(Step::Gather, Role::PairCounts),
-            shared.buffer(Step::Gather, Role::FirstPairSlots),
+            (
+                shared.binding(Step::PairSlots, Role::SlotsByDepth),
+                shared.buffer(Step::PairSlots, Role::PairCounts),
+            ),
+            (
+                shared.buffer(Step::PairSlots, Role::FirstPairSlots),
+                &band.work.block_sums,
+            ),
         ),
         key_bits: pair_key_bits,
         tile_range,
