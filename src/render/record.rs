@@ -154,10 +154,13 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
         timestamps,
         SplatStage::DepthSort,
         |pass| {
-            for (_, buffers) in bands() {
-                pipelines
-                    .sort
-                    .encode(pass, &buffers.work.depth_sort, DEPTH_KEY_BITS);
+            for (band, buffers) in bands() {
+                let sort = &buffers.work.depth_sort;
+                if band.indirect.prepares_depth_sort() {
+                    pipelines.sort.encode_prepared(pass, sort, DEPTH_KEY_BITS);
+                } else {
+                    pipelines.sort.encode(pass, sort, DEPTH_KEY_BITS);
+                }
             }
         },
     );
@@ -166,7 +169,6 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
             pipelines
                 .pair_slots
                 .encode(pass, &band.pair_slots, &buffers.work.counters);
-            pipelines.indirect.encode_pairs(pass, &band.indirect);
         }
     });
     stage(
@@ -190,9 +192,12 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
         SplatStage::TileSort,
         |pass| {
             for (band, buffers) in bands() {
-                pipelines
-                    .sort
-                    .encode(pass, &buffers.work.sort, band.key_bits);
+                let sort = &buffers.work.sort;
+                if band.pair_slots.prepares_sort() {
+                    pipelines.sort.encode_prepared(pass, sort, band.key_bits);
+                } else {
+                    pipelines.sort.encode(pass, sort, band.key_bits);
+                }
             }
         },
     );

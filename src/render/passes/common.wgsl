@@ -35,9 +35,10 @@ const COUNTER_CHUNK_DISPATCH: u32 = #{COUNTER_CHUNK_DISPATCH}u;
 const COUNTER_SCAN_DISPATCH: u32 = #{COUNTER_SCAN_DISPATCH}u;
 // The last pixel centre of a tile, from its first pixel's edge.
 const TILE_LAST_CENTRE: f32 = f32(TILE_SIZE) - 0.5;
-// Indirect grids over a GPU-only count are rows of at most 65,535 workgroups of 256
-// threads (see indirect.wgsl).
-const GRID_WIDTH: u32 = 65535u * WORKGROUP_SIZE;
+// Indirect grids over a GPU-only count are rows of at most GRID_MAX_X workgroups of
+// 256 threads (see indirect.wgsl).
+const GRID_MAX_X: u32 = 65535u;
+const GRID_WIDTH: u32 = GRID_MAX_X * WORKGROUP_SIZE;
 // No pixel is drawn where a splat's alpha is below this (the reference's cut-off).
 const ALPHA_MIN: f32 = 1.0 / 255.0;
 // The reference caps α below 1 so transmittance never hits zero in one step.

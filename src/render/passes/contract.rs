@@ -13,7 +13,9 @@ use super::indirect::{COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, ViewCounters};
 use super::library::{ShaderDef, WgslFile, wgsl_file};
 use super::pick::PICK_HIT_BYTES;
 use super::preprocess::{ChunkParams, CloudInstance, CropGpu, PROJECTED_SPLAT_BYTES};
-use super::radix_sort::kernels::{CLASSIC_WGSL, ONESWEEP_WGSL, SETUP_WGSL, kernel_defs};
+use super::radix_sort::kernels::{
+    CLASSIC_WGSL, ONESWEEP_WGSL, SETUP_WGSL, kernel_defs, prepare_defs, setup_defs,
+};
 use super::radix_sort::state::{DispatchArgs, PassParams, SortState, SortStatus};
 use super::radix_sort::{LookBack, SortAlgorithm, SortKey};
 use super::scan::{self, ScanConfig, ScanLevel};
@@ -261,7 +263,7 @@ fn the_records_have_the_sizes_the_host_allocates() {
 
 #[test]
 fn the_sort_state_and_status_match_their_wgsl() {
-    let setup = compose(SETUP_WGSL, &[ShaderDef::UInt("SORT_MAX_GROUPS_X", 7)]);
+    let setup = compose(SETUP_WGSL, &setup_defs(7));
     let state = Some("bevy_splat::radix_sort::state");
     let rust = rust_layout!(SortState {
         count_word,
@@ -373,7 +375,28 @@ fn every_variant_composes() {
             vec![ShaderDef::Flag("COMPACT_LAYOUT")],
         ),
         (wgsl_file!("indirect.wgsl"), vec![]),
+        (
+            wgsl_file!("indirect.wgsl"),
+            [ShaderDef::Flag("PREPARES_SORT")]
+                .into_iter()
+                .chain(prepare_defs(65_535, 2, 3))
+                .collect(),
+        ),
         (wgsl_file!("pair_slots.wgsl"), vec![]),
+        (
+            wgsl_file!("pair_slots.wgsl"),
+            vec![ShaderDef::Flag("WRITES_PAIRS_NEEDED")],
+        ),
+        (
+            wgsl_file!("pair_slots.wgsl"),
+            [
+                ShaderDef::Flag("WRITES_PAIRS_NEEDED"),
+                ShaderDef::Flag("PREPARES_SORT"),
+            ]
+            .into_iter()
+            .chain(prepare_defs(65_535, 6, 7))
+            .collect(),
+        ),
         (wgsl_file!("duplicate.wgsl"), vec![]),
         (wgsl_file!("tile_range.wgsl"), vec![]),
         (wgsl_file!("tile_split.wgsl"), vec![]),
@@ -387,10 +410,7 @@ fn every_variant_composes() {
         (wgsl_file!("composite.wgsl"), vec![]),
         (wgsl_file!("depth_write.wgsl"), vec![]),
         (wgsl_file!("preprocess_hook.wgsl"), vec![]),
-        (
-            SETUP_WGSL,
-            vec![ShaderDef::UInt("SORT_MAX_GROUPS_X", 65_535)],
-        ),
+        (SETUP_WGSL, setup_defs(65_535).to_vec()),
         (scan::SCAN_WGSL, vec![]),
         (
             scan::SETUP_WGSL,

@@ -7,6 +7,8 @@ use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Dev
 use super::builder::{EntryShader, Kernel, PipelineBuilder};
 use super::common::{ShaderChecks, bind_group, storage, uniform};
 use super::library::{ShaderDef, wgsl_file};
+use super::radix_sort::SortBuffers;
+use super::radix_sort::kernels::prepare_defs;
 #[cfg(doc)]
 use super::scan::SCAN_BLOCK;
 
@@ -95,68 +97,125 @@ pub(crate) const SHADER: EntryShader = EntryShader {
 
 pub struct IndirectPass {
     layout: BindGroupLayout,
+    /// Also the depth sort's state and status (`PREPARES_SORT`).
+    preparing_layout: BindGroupLayout,
     visible: ComputePipeline,
-    pairs: ComputePipeline,
+    /// `visible_dispatch` that also prepares the depth sort, built for a one-sweep sort.
+    visible_preparing: Option<ComputePipeline>,
     chunks: ComputePipeline,
 }
 
+/// A band's bind groups of the indirect kernels.
+pub struct IndirectGroups {
+    plain: BindGroup,
+    /// With the depth sort's state and status, where `visible_dispatch` prepares it (a
+    /// one-sweep sort): the sort is then recorded with `RadixSort::encode_prepared`.
+    preparing: Option<BindGroup>,
+}
+
+impl IndirectGroups {
+    /// Whether `visible_dispatch` prepares the depth sort.
+    pub fn prepares_depth_sort(&self) -> bool {
+        self.preparing.is_some()
+    }
+}
+
 impl IndirectPass {
-    pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
-        let layout = BindGroupLayoutDescriptor::new(
-            "splat indirect args",
-            &[storage(0, false), uniform(1, false)],
-        );
-        let mut kernel = |label, entry_point| {
+    /// `onesweep_sort`: the grid limit of the views' radix sort where it is a one-sweep
+    /// sort, which `visible_dispatch` can then prepare; `None` for a classic sort.
+    pub fn new(builder: &mut dyn PipelineBuilder, onesweep_sort: Option<u32>) -> Option<Self> {
+        let entries = [
+            storage(0, false),
+            uniform(1, false),
+            storage(2, false),
+            storage(3, false),
+        ];
+        let layout = BindGroupLayoutDescriptor::new("splat indirect args", &entries[..2]);
+        let preparing_layout =
+            BindGroupLayoutDescriptor::new("splat indirect args and depth sort", &entries);
+        let preparing_defs = onesweep_sort.map(|max_groups_x| {
+            let mut defs = vec![ShaderDef::Flag("PREPARES_SORT")];
+            defs.extend(prepare_defs(max_groups_x, 2, 3));
+            defs
+        });
+        let mut kernel = |label, layout, entry_point, defs| {
             builder.kernel(&Kernel {
                 label,
-                layout: &layout,
+                layout,
                 shader: SHADER,
                 entry_point,
-                defs: &[],
+                defs,
             })
         };
-        let visible = kernel("splat visible dispatch", "visible_dispatch");
-        let pairs = kernel("splat pair dispatch", "pair_dispatch");
-        let chunks = kernel("splat tile chunk dispatch", "chunk_dispatch");
+        let visible = kernel("splat visible dispatch", &layout, "visible_dispatch", &[]);
+        let visible_preparing = preparing_defs.as_deref().map(|defs| {
+            kernel(
+                "splat visible dispatch and depth sort setup",
+                &preparing_layout,
+                "visible_dispatch",
+                defs,
+            )
+        });
+        let chunks = kernel("splat tile chunk dispatch", &layout, "chunk_dispatch", &[]);
         Some(Self {
             layout: builder.layout(&layout),
+            preparing_layout: builder.layout(&preparing_layout),
             visible: visible?,
-            pairs: pairs?,
+            visible_preparing: visible_preparing.map_or(Some(None), |kernel| kernel.map(Some))?,
             chunks: chunks?,
         })
     }
 
     /// `capacities` is a uniform of three u32: the pair capacity, the splat capacity,
-    /// the tile chunk capacity.
-    pub fn bind_group(&self, device: &Device, counters: &Buffer, capacities: &Buffer) -> BindGroup {
-        bind_group(
-            device,
-            "splat indirect args",
-            &self.layout,
-            &[counters.as_entire_binding(), capacities.as_entire_binding()],
-        )
+    /// the tile chunk capacity. `depth_sort`: the band's depth sort, which
+    /// `visible_dispatch` prepares where it can.
+    pub fn bind_groups(
+        &self,
+        device: &Device,
+        (counters, capacities): (&Buffer, &Buffer),
+        depth_sort: &SortBuffers,
+    ) -> IndirectGroups {
+        let plain = [counters.as_entire_binding(), capacities.as_entire_binding()];
+        let preparation = depth_sort
+            .preparation()
+            .filter(|_| self.visible_preparing.is_some());
+        let preparing = preparation.map(|[state, status]| {
+            let [counters, capacities] = plain.clone();
+            bind_group(
+                device,
+                "splat indirect args and depth sort",
+                &self.preparing_layout,
+                &[counters, capacities, state, status],
+            )
+        });
+        IndirectGroups {
+            plain: bind_group(device, "splat indirect args", &self.layout, &plain),
+            preparing,
+        }
     }
 
     /// After preprocess: clamps the visible count to the capacity, and the grids over
-    /// the kept splats and over their blocks of the pair slots' scan.
-    pub fn encode_visible(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup) {
-        pass.set_pipeline(&self.visible);
-        pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(1, 1, 1);
-    }
-
-    /// After the scan: clamps the pair count to the capacity, and the grid over pairs.
-    pub fn encode_pairs(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup) {
-        pass.set_pipeline(&self.pairs);
-        pass.set_bind_group(0, bind_group, &[]);
+    /// the kept splats and over their blocks of the pair slots' scan; and prepares the
+    /// depth sort where `groups` say so.
+    pub fn encode_visible(&self, pass: &mut ComputePass<'_>, groups: &IndirectGroups) {
+        match (&groups.preparing, &self.visible_preparing) {
+            (Some(group), Some(pipeline)) => {
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, group, &[]);
+            }
+            _ => {
+                pass.set_pipeline(&self.visible);
+                pass.set_bind_group(0, &groups.plain, &[]);
+            }
+        }
         pass.dispatch_workgroups(1, 1, 1);
     }
 
     /// After the tile order: the grid over the tile chunks it filed, one workgroup
     /// each, within the chunk capacity.
-    pub fn encode_chunks(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup) {
+    pub fn encode_chunks(&self, pass: &mut ComputePass<'_>, groups: &IndirectGroups) {
         pass.set_pipeline(&self.chunks);
-        pass.set_bind_group(0, bind_group, &[]);
+        pass.set_bind_group(0, &groups.plain, &[]);
         pass.dispatch_workgroups(1, 1, 1);
     }
 }

@@ -55,6 +55,7 @@ macro_rules! with_library_module_files {
             // The radix sort's (`bevy_splat::radix_sort::…`); the scatter imports both
             // ways of finding a block's first slots, one by the def `SORT_ONESWEEP`.
             "radix_sort/state.wgsl",
+            "radix_sort/prepare.wgsl",
             "radix_sort/keys.wgsl",
             "radix_sort/classic_slots.wgsl",
             "radix_sort/look_back.wgsl",

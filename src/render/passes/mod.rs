@@ -3,10 +3,12 @@
 //!
 //! 1. `preprocess`: project every splat, evaluate its SH colour, count its tiles and
 //!    write its depth key;
-//! 2. `indirect`: turn the GPU's counts into dispatch arguments;
+//! 2. `indirect`: turn the GPU's counts into dispatch arguments (and prepare a
+//!    one-sweep depth sort);
 //! 3. depth sort: [`radix_sort`] of the visible splats by depth;
 //! 4. `pair_slots`: their pair counts, taken in that order, become each splat's first
-//!    pair slot (a gather and a prefix scan);
+//!    pair slot (a gather and a prefix scan), and the kept pairs' grid (and a
+//!    one-sweep bin sort is prepared);
 //! 5. `duplicate`: one (bin, splat) pair per bin (2×2 tiles) a splat touches;
 //! 6. tile sort: a stable [`radix_sort`] of the pairs by bin;
 //! 7. `tile_range`: each bin's run of pairs, `tile_split`: each bin's run split
@@ -105,8 +107,11 @@ impl SplatPipelines {
         };
         // Every pass is asked before any answer is used, so the first call queues all.
         let preprocess = preprocess::PreprocessPass::new(builder);
-        let indirect = indirect::IndirectPass::new(builder);
-        let pair_slots = pair_slots::PairSlotsPass::new(builder);
+        // The one-sweep sorts are prepared by the kernels that count what they sort.
+        let onesweep =
+            (sort == radix_sort::SortAlgorithm::OneSweep).then_some(sort_options.max_groups_x);
+        let indirect = indirect::IndirectPass::new(builder, onesweep);
+        let pair_slots = pair_slots::PairSlotsPass::new(builder, onesweep);
         let duplicate = duplicate::DuplicatePass::new(builder);
         let sort = radix_sort::RadixSort::with_builder(builder, &sort_options, sort);
         let tile_range = tile_range::TileRangePass::new(builder);

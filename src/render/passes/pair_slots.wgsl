@@ -6,22 +6,35 @@
 //   count_blocks  gathers each block's pair counts through the depth order (random
 //                 reads) into `first_pair_slots`, and their sum into `block_sums`
 //   scan_blocks   one workgroup: the exclusive prefix of the block sums, in place, a
-//                 SCAN_BLOCK at a time; the total is the pairs the view needs
+//                 SCAN_BLOCK at a time; the total is the pairs the view needs, and it
+//                 writes the pairs kept within the capacity and their grid (duplicate's
+//                 and the tile range's), which a dispatch of its own did before
 //   scan_within   each block scans its counts in place from its prefix
 // The gather and a hierarchical scan (scan.wgsl) took five dispatches for the same,
 // seven above a million splats: a gather, the scan's setup, its top, and a reduce and
 // a downsweep per level below the top; and they read the counts once more.
 
-#import bevy_splat::common::{COUNTER_VISIBLE_KEPT, COUNTER_PAIRS_NEEDED}
-#import bevy_splat::common::grid::linear_group
+#import bevy_splat::common::{
+    COUNTER_VISIBLE_KEPT, COUNTER_PAIRS_NEEDED, COUNTER_PAIRS_KEPT, COUNTER_PAIR_DISPATCH,
+    WORKGROUP_SIZE, GRID_MAX_X,
+}
+#import bevy_splat::common::grid::{grid_of, linear_group}
 #import bevy_splat::scan::block::{
     SCAN_WG, SCAN_ITEMS, SCAN_BLOCK, tile, workgroup_sum, scan_tile
 }
+// With PREPARES_SORT (and WRITES_PAIRS_NEEDED), scan_blocks also prepares the bin sort
+// of the kept pairs (a one-sweep sort: its state at binding 6, its status at 7), which
+// then runs without a setup dispatch of its own.
+#ifdef PREPARES_SORT
+#import bevy_splat::radix_sort::prepare::{prepare_state, clear_onesweep_counts}
+#endif
 
 // Read-only where the kernel's grid comes from it (indirect): written only by
-// scan_blocks, built with the def WRITES_PAIRS_NEEDED.
+// scan_blocks, built with the def WRITES_PAIRS_NEEDED, which also reads the band's
+// capacities (x: pairs, as `indirect.wgsl` reads them).
 #ifdef WRITES_PAIRS_NEEDED
 @group(0) @binding(0) var<storage, read_write> counters: array<u32>;
+@group(0) @binding(5) var<uniform> capacities: vec4<u32>;
 #else
 @group(0) @binding(0) var<storage, read> counters: array<u32>;
 #endif
@@ -95,7 +108,19 @@ fn scan_blocks(@builtin(local_invocation_index) t: u32) {
     }
     if t == 0u {
         counters[COUNTER_PAIRS_NEEDED] = before;
+        let kept = min(before, capacities.x);
+        counters[COUNTER_PAIRS_KEPT] = kept;
+        let grid = grid_of((kept + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, GRID_MAX_X);
+        counters[COUNTER_PAIR_DISPATCH] = grid.x;
+        counters[COUNTER_PAIR_DISPATCH + 1u] = grid.y;
+        counters[COUNTER_PAIR_DISPATCH + 2u] = grid.z;
+#ifdef PREPARES_SORT
+        prepare_state(kept, vec2<u32>(0u));
+#endif
     }
+#ifdef PREPARES_SORT
+    clear_onesweep_counts(t, SCAN_WG);
+#endif
 }
 #endif
 

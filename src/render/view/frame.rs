@@ -10,6 +10,7 @@ use super::picks::{PickTicket, ViewPicks};
 use super::splat_layer::SplatLayer;
 use crate::asset::SplatStorage;
 use crate::render::passes::SplatPipelines;
+use crate::render::passes::indirect::IndirectGroups;
 use crate::render::passes::pair_slots::PairSlotsGroups;
 use crate::render::passes::preprocess::{CHUNK_PARAMS_STRIDE, PreprocessVariant};
 use crate::render::passes::tile_split::TileLists;
@@ -48,7 +49,7 @@ pub enum CompositeDraw {
 pub struct BandFrame {
     /// One preprocess dispatch per cloud chunk.
     pub preprocess: Vec<PreprocessDispatch>,
-    pub indirect: BindGroup,
+    pub indirect: IndirectGroups,
     /// The first pair slots in depth order (after the depth sort).
     pub pair_slots: PairSlotsGroups,
     pub duplicate: BindGroup,
@@ -186,9 +187,11 @@ pub fn band_frame(
     });
     Some(BandFrame {
         preprocess,
-        indirect: pipelines
-            .indirect
-            .bind_group(device, &band.work.counters, &band.work.capacities),
+        indirect: pipelines.indirect.bind_groups(
+            device,
+            (&band.work.counters, &band.work.capacities),
+            &band.work.depth_sort,
+        ),
         duplicate: pipelines.duplicate.bind_group(
             device,
             &band.view_uniform,
@@ -201,7 +204,7 @@ pub fn band_frame(
         ),
         pair_slots: pipelines.pair_slots.bind_groups(
             device,
-            &band.work.counters,
+            (&band.work.counters, &band.work.capacities),
             (
                 shared.binding(Step::PairSlots, Role::SlotsByDepth),
                 shared.buffer(Step::PairSlots, Role::PairCounts),
@@ -210,6 +213,7 @@ pub fn band_frame(
                 shared.buffer(Step::PairSlots, Role::FirstPairSlots),
                 &band.work.block_sums,
             ),
+            &band.work.sort,
         ),
         key_bits: pair_key_bits,
         tile_range,

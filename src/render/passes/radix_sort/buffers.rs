@@ -339,6 +339,19 @@ impl SortBuffers {
         }
     }
 
+    /// A one-sweep sort's state and status, for a kernel that prepares the sort itself
+    /// ([`prepare_defs`](super::kernels::prepare_defs)); `None` for a
+    /// classic sort, which sets itself up (its scan has a setup of its own too).
+    pub(crate) fn preparation(&self) -> Option<[wgpu::BindingResource<'_>; 2]> {
+        match self.hist_scan {
+            Some(_) => None,
+            None => Some([
+                self.state.as_entire_binding(),
+                self.hist.as_entire_binding(),
+            ]),
+        }
+    }
+
     /// Where a one-sweep sort counts its look-back's fallbacks: the buffer (usage
     /// `STORAGE | COPY_SRC`) and the byte offset of a `u32` that counts, over these
     /// buffers' life, the (block, digit) counts that a block took from an earlier

@@ -125,6 +125,26 @@ pub(crate) fn kernel_defs(
     defs
 }
 
+/// The defs of the sort's setup kernels (`setup.wgsl`): its state and status at
+/// bindings 1 and 2 of the `prepare` module, beside the count at 0.
+pub(crate) fn setup_defs(max_groups_x: u32) -> [ShaderDef; 3] {
+    prepare_defs(max_groups_x, 1, 2)
+}
+
+/// The defs a kernel that prepares a sort itself composes with: it imports
+/// `bevy_splat::radix_sort::prepare`, calls `prepare_state` and
+/// `clear_onesweep_counts`, and binds the state and status of
+/// [`SortBuffers::preparation`](super::SortBuffers::preparation) at `state` and
+/// `status` of its group 0; `max_groups_x` is the sort's grid limit. The sort is then
+/// recorded with [`RadixSort::encode_prepared`].
+pub(crate) fn prepare_defs(max_groups_x: u32, state: u32, status: u32) -> [ShaderDef; 3] {
+    [
+        ShaderDef::UInt("SORT_MAX_GROUPS_X", max_groups_x),
+        ShaderDef::UInt("SORT_PREPARE_STATE", state),
+        ShaderDef::UInt("SORT_PREPARE_STATUS", status),
+    ]
+}
+
 /// The kernels of one algorithm.
 pub(super) struct SortKernels {
     pub setup_layout: wgpu::BindGroupLayout,
@@ -166,7 +186,7 @@ impl SortKernels {
         } else {
             (CLASSIC_SHADER, "setup", "count", "radix sort count")
         };
-        let setup_defs = [ShaderDef::UInt("SORT_MAX_GROUPS_X", options.max_groups_x)];
+        let setup_defs = setup_defs(options.max_groups_x);
         let setup = builder.kernel(&Kernel {
             label: "radix sort setup",
             layout: &setup_layout,

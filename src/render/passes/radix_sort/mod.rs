@@ -86,7 +86,25 @@ impl RadixSort {
         buffers: &SortBuffers,
         key_bits: u32,
     ) -> usize {
-        self.encode_inner(pass, buffers, key_bits, None)
+        self.encode_inner(pass, buffers, key_bits, None, false)
+    }
+
+    /// [`RadixSort::encode`] for a sort that a kernel before it prepared
+    /// ([`prepare_defs`](kernels::prepare_defs)): the same dispatches but the setup. A classic
+    /// sort (whose [`SortBuffers::preparation`] is `None`) sets itself up as ever.
+    pub(crate) fn encode_prepared(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        buffers: &SortBuffers,
+        key_bits: u32,
+    ) -> usize {
+        self.encode_inner(
+            pass,
+            buffers,
+            key_bits,
+            None,
+            buffers.preparation().is_some(),
+        )
     }
 
     /// [`RadixSort::encode`] with timestamps for profiling: query 0 before the sort,
@@ -101,7 +119,7 @@ impl RadixSort {
         key_bits: u32,
         timestamps: &wgpu::QuerySet,
     ) -> usize {
-        self.encode_inner(pass, buffers, key_bits, Some(timestamps))
+        self.encode_inner(pass, buffers, key_bits, Some(timestamps), false)
     }
 
     /// Which of the `keys`/`values` buffers (0 or 1) a sort of `key_bits` bits leaves
@@ -116,6 +134,7 @@ impl RadixSort {
         buffers: &SortBuffers,
         key_bits: u32,
         timestamps: Option<&wgpu::QuerySet>,
+        prepared: bool,
     ) -> usize {
         let key_bits = key_bits.min(8 * self.key.bytes() as u32);
         if key_bits == 0 {
@@ -137,7 +156,9 @@ impl RadixSort {
                 key_bits,
                 &stamp,
             ),
-            (None, Some(onesweep)) => onesweep::encode(onesweep, pass, buffers, key_bits, &stamp),
+            (None, Some(onesweep)) => {
+                onesweep::encode(onesweep, pass, (buffers, prepared), key_bits, &stamp)
+            }
             (None, None) => panic!("one-sweep sort buffers recorded by a classic sort"),
         }
         pass.pop_debug_group();

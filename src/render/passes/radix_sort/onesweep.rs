@@ -7,21 +7,23 @@ use super::buffers::SortBuffers;
 use super::kernels::SortKernels;
 use super::state::{HISTOGRAM_GRID_OFFSET, RADIX_BITS, SCATTER_GRID_OFFSET, params_offset};
 
-/// Records a one-sweep sort of `key_bits` (at least 1) bits: the setup, the histogram
-/// of every pass (bound with the last pass's parameters: they give the key width),
-/// then one scatter per pass, with the timestamps of `RadixSort::encode_profiled`
-/// (`stamp`).
+/// Records a one-sweep sort of `key_bits` (at least 1) bits: the setup (unless a
+/// kernel before it `prepared` the sort), the histogram of every pass (bound with the
+/// last pass's parameters: they give the key width), then one scatter per pass, with
+/// the timestamps of `RadixSort::encode_profiled` (`stamp`).
 pub(super) fn encode(
     kernels: &SortKernels,
     pass: &mut wgpu::ComputePass<'_>,
-    buffers: &SortBuffers,
+    (buffers, prepared): (&SortBuffers, bool),
     key_bits: u32,
     stamp: &dyn Fn(&mut wgpu::ComputePass<'_>, u32),
 ) {
     let passes = key_bits.div_ceil(RADIX_BITS);
-    pass.set_pipeline(&kernels.setup);
-    pass.set_bind_group(0, &buffers.setup_group, &[]);
-    pass.dispatch_workgroups(1, 1, 1);
+    if !prepared {
+        pass.set_pipeline(&kernels.setup);
+        pass.set_bind_group(0, &buffers.setup_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
     pass.set_pipeline(&kernels.count);
     pass.set_bind_group(
         0,
