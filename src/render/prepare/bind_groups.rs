@@ -227,7 +227,7 @@ pub fn bind_bands(
         .enumerate()
         .map(|(index, band)| {
             // Band 0 alone counts the cut's nodes: every band sees them all.
-            let lod_frame = draw.lod.map(|frame| (frame, index == 0));
+            let lod_frame = draw.lod.map(|frame| (frame, index == 0 && frame.counted));
             band.write_uniforms(
                 queue,
                 &draw.camera,

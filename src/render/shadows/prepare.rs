@@ -198,7 +198,8 @@ pub fn prepare_shadow_views(
             camera.focal[1],
             splats,
         )
-        .map(|(frame, _)| frame);
+        .zip(lod_settings)
+        .map(|((frame, _), settings)| frame.counted_for_budget(settings));
         let (instances, _, dispatches) = plan_dispatches(
             &drawn,
             &camera,

@@ -20,6 +20,24 @@ pub struct LodFrame {
     pub half_octaves: f32,
     /// The size below which no threshold goes (`SplatLod::pixel_scale`); 0 for none.
     pub floor: f32,
+    /// Whether the preprocess (band 0) counts the cut's nodes by size for the next
+    /// frame's threshold and the leaves in view.
+    pub counted: bool,
+}
+
+impl LodFrame {
+    /// For a view that reports no leaves in view (a shadow view): the nodes counted
+    /// only where `settings`' budget can bind. Under an unlimited budget the
+    /// controller's threshold is the pixel floor's (or the leaves') whatever the
+    /// counts say (`LodController::update` with no counts picks the same), and the
+    /// counting costs the preprocess a workgroup atomic or two for every node in view,
+    /// on bins that neighbouring nodes share.
+    pub fn counted_for_budget(self, settings: &SplatLod) -> Self {
+        Self {
+            counted: settings.budget != u32::MAX,
+            ..self
+        }
+    }
 }
 
 /// A view's LOD state: its feedback buffer and threshold.
@@ -91,6 +109,7 @@ impl ViewLod {
             threshold: self.controller.threshold(total_leaves, settings.budget),
             half_octaves,
             floor: pixel_floor,
+            counted: true,
         }
     }
 
