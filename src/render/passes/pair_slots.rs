@@ -34,8 +34,9 @@ use super::radix_sort::kernels::prepare_defs;
 use super::scan::SCAN_BLOCK;
 
 /// Every loop runs a constant count or up to the kept splats' blocks; every index is
-/// below the kept splats (the depth order's slots are below them too), their blocks or
-/// a workgroup array's length.
+/// below the kept splats (the depth order's slots are below them too), their blocks,
+/// a workgroup array's length or (preparing the bin sort) the sort status's fixed
+/// arrays of counters and digit totals.
 pub(crate) const SHADER: EntryShader = EntryShader {
     file: wgsl_file!("pair_slots.wgsl"),
     checks: ShaderChecks::None,
