@@ -25,8 +25,6 @@
 #import bevy_splat::preprocess::hook::{Splat, SplatContext}
 #import bevy_splat::preprocess::user_shader::modify_splat
 #endif
-// The workgroup's kept splats ranked in thread order (`write_kept`).
-#import bevy_splat::scan::block::{workgroup_exclusive_scan, block_total}
 // Level of detail: each thread a node of a cloud's tree, weighted by the cut.
 #ifdef LOD
 #import bevy_splat::preprocess::lod::{LodView, lod_begin, lod_end, lod_weight}
@@ -158,17 +156,6 @@ fn opacity_of(logit: f32) -> f32 {
 
 var<workgroup> group_key_max: atomic<u32>;
 var<workgroup> group_key_min_complement: atomic<u32>;
-// The first slot of the workgroup's kept splats.
-var<workgroup> group_first_slot: u32;
-
-// What `project_splat` keeps of the thread's splat, for `write_kept`.
-var<private> kept_splat: ProjectedSplat;
-var<private> kept_key: u32;
-var<private> kept_bins: u32;
-var<private> kept_source: vec2<u32>;
-#ifdef RECEIVE
-var<private> kept_lit: LitPoint;
-#endif
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn preprocess(
@@ -183,19 +170,10 @@ fn preprocess(
     lod_begin(local);
 #endif
     workgroupBarrier();
-    let kept = project_splat(gid.x + gid.y * chunk.grid_width);
-    let written = write_kept(local, kept);
-    // Only a key past what the workgroup holds so far takes the atomic: every thread
-    // of a warp on one word of workgroup memory is served one after another, and the
-    // loads of one word are a broadcast. The maxima only grow, so a key at or below a
-    // value loaded is within the final one.
-    if written {
-        if kept_key > atomicLoad(&group_key_max) {
-            atomicMax(&group_key_max, kept_key);
-        }
-        if ~kept_key > atomicLoad(&group_key_min_complement) {
-            atomicMax(&group_key_min_complement, ~kept_key);
-        }
+    let written = project_splat(gid.x + gid.y * chunk.grid_width);
+    if written.y == 1u {
+        atomicMax(&group_key_max, written.x);
+        atomicMax(&group_key_min_complement, ~written.x);
     }
     // One global atomic per workgroup and word, not one per splat.
     workgroupBarrier();
@@ -212,38 +190,12 @@ fn preprocess(
 #endif
 }
 
-// Gives the workgroup's kept splats consecutive slots in thread order, with one
-// global atomic for the workgroup (one per splat, all on one word, took the
-// preprocess a serialised read-modify-write per warp at least), and writes each one
-// within the capacity; returns whether the thread's splat was written. Past the
-// capacity a splat is only counted: the band needs bigger buffers (or the view more
-// bands) and the CPU sees it in the count. Every thread calls it.
-fn write_kept(local: u32, kept: bool) -> bool {
-    let rank = workgroup_exclusive_scan(local, u32(kept));
-    if local == 0u {
-        group_first_slot = atomicAdd(&counters.visible, block_total);
-    }
-    let slot = workgroupUniformLoad(&group_first_slot) + rank;
-    if !kept || slot >= view.splat_capacity {
-        return false;
-    }
-    projected[slot] = kept_splat;
-    depth_keys[slot] = kept_key;
-    pair_counts[slot] = kept_bins;
-    if slot < arrayLength(&sources) {
-        sources[slot] = kept_source;
-    }
-#ifdef RECEIVE
-    lit_points[slot] = kept_lit;
-#endif
-    return true;
-}
-
-// Projects the splat of `thread`; whether it is kept, with what `write_kept` writes
-// in the `kept_*` variables.
-fn project_splat(thread: u32) -> bool {
+// Projects the splat of `thread`; when it is kept and written, returns its depth key
+// and 1, else (0, 0).
+fn project_splat(thread: u32) -> vec2<u32> {
+    let none = vec2<u32>(0u, 0u);
     if thread >= chunk.run_count * chunk.instance_count {
-        return false;
+        return none;
     }
     // Consecutive threads take consecutive splats of one instance.
     let index = chunk.run_first + thread % chunk.run_count;
@@ -261,7 +213,7 @@ fn project_splat(thread: u32) -> bool {
     );
     let weight = lod_weight(index, lod_view);
     if !(weight > 0.0) {
-        return false;
+        return none;
     }
 #endif
     let g = load_geometry(index);
@@ -271,7 +223,7 @@ fn project_splat(thread: u32) -> bool {
     let scales_ok = valid_log_scale(g.log_scale.x) && valid_log_scale(g.log_scale.y)
         && valid_log_scale(g.log_scale.z);
     if !finite4(vec4<f32>(g.position, 0.0)) || !finite4(g.rotation) || !scales_ok {
-        return false;
+        return none;
     }
     var opacity = opacity_of(g.opacity_logit) * tint.a;
 #ifdef LOD
@@ -283,7 +235,7 @@ fn project_splat(thread: u32) -> bool {
     }
 #endif
     if !(opacity >= ALPHA_MIN) || !kept_by_crop(instance, g.position) {
-        return false;
+        return none;
     }
 
     // Centre in camera space (x right, y down, z forward).
@@ -311,7 +263,7 @@ fn project_splat(thread: u32) -> bool {
     let changed_ok = finite4(vec4<f32>(splat_out.position, opacity))
         && finite4(vec4<f32>(splat_out.scale, 0.0)) && finite4(vec4<f32>(colour_change, 0.0));
     if !changed_ok || !(opacity >= ALPHA_MIN) || any(splat_out.scale < vec3<f32>(0.0)) {
-        return false;
+        return none;
     }
     p = (view.cam_from_world * vec4<f32>(splat_out.position, 1.0)).xyz;
     s = splat_out.scale;
@@ -320,13 +272,13 @@ fn project_splat(thread: u32) -> bool {
 #endif
 #endif
     if !(p.z >= view.near) {
-        return false;
+        return none;
     }
 
     // 3-D covariance Σ = M Mᵀ with M = R S, taken into camera space.
     let q_norm = length(g.rotation);
     if !(q_norm > 0.0) || !finite(q_norm) {
-        return false;
+        return none;
     }
     let q = g.rotation / q_norm;
     let w = q.x;
@@ -368,7 +320,7 @@ fn project_splat(thread: u32) -> bool {
     let det = cov_a * cov_c - cov_b * cov_b;
     // Huge scales overflow to ∞ or NaN here: such splats are culled, never drawn.
     if !finite4(vec4<f32>(cov_a, cov_b, cov_c, det)) || !(det > 0.0) {
-        return false;
+        return none;
     }
     if instances[instance].antialiased == 1u {
         // The blur widened the footprint; scaling opacity by the ratio of the
@@ -376,7 +328,7 @@ fn project_splat(thread: u32) -> bool {
         let det_unblurred = (cov_a - 0.3) * (cov_c - 0.3) - cov_b * cov_b;
         opacity *= sqrt(max(0.000025, det_unblurred / det));
         if !(opacity >= ALPHA_MIN) {
-            return false;
+            return none;
         }
     }
 
@@ -396,12 +348,12 @@ fn project_splat(thread: u32) -> bool {
     splat.b_opacity = pack_colour_opacity(vec3<f32>(0.0), opacity).y;
     if !finite4(vec4<f32>(splat.x, splat.y, splat.l_xx, splat.l_yy)) || !finite(splat.l_yx)
         || !(splat.l_xx > 0.0) || !(splat.l_yy > 0.0) {
-        return false;
+        return none;
     }
 
     let rows = splat_rows(splat, view);
     if rows.x > rows.y {
-        return false;
+        return none;
     }
 
     // The pairs duplicate will write: one per bin (2×2 tiles) the splat reaches.
@@ -410,7 +362,7 @@ fn project_splat(thread: u32) -> bool {
         bins += bins_in_row(bin_row_spans(splat, rows, bin_row, view));
     }
     if bins == 0u {
-        return false;
+        return none;
     }
 
     // A non-finite SH coefficient makes the sum non-finite (NaN and ∞ survive every
@@ -420,23 +372,32 @@ fn project_splat(thread: u32) -> bool {
     let dir = normalize(g.position - instances[instance].camera_in_cloud.xyz);
     let sum = sh_sum(index, dc, dir);
     if !finite4(vec4<f32>(sum, 0.0)) {
-        return false;
+        return none;
     }
     let colour = max(max(sum + 0.5, vec3<f32>(0.0)) * tint.rgb + colour_change, vec3<f32>(0.0));
     let packed = pack_colour_opacity(colour, opacity);
     splat.rg = packed.x;
     splat.b_opacity = packed.y;
 
-    kept_splat = splat;
-    // Sort keys must be positive floats: orthographic views count from their near
-    // plane, which may lie behind the camera (p.z ≥ near was tested above).
-    kept_key = bitcast<u32>(select(splat.depth, splat.depth - view.near, orthographic));
-    kept_bins = bins;
-    kept_source = vec2<u32>(instance, chunk.first_splat + index);
+    // Past the capacity the splat is only counted: the band needs bigger buffers (or
+    // the view more bands) and the CPU sees it in the count.
+    let slot = atomicAdd(&counters.visible, 1u);
+    if slot < view.splat_capacity {
+        projected[slot] = splat;
+        // Sort keys must be positive floats: orthographic views count from their near
+        // plane, which may lie behind the camera (p.z ≥ near was tested above).
+        let key = bitcast<u32>(select(splat.depth, splat.depth - view.near, orthographic));
+        depth_keys[slot] = key;
+        pair_counts[slot] = bins;
+        if slot < arrayLength(&sources) {
+            sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
+        }
 #ifdef RECEIVE
-    kept_lit = lit_point(instance, world_position, rot, s);
+        lit_points[slot] = lit_point(instance, world_position, rot, s);
 #endif
-    return true;
+        return vec2<u32>(key, 1u);
+    }
+    return none;
 }
 
 #ifdef RECEIVE
