@@ -75,7 +75,7 @@ pub struct RedrawSplatShadows;
 ///
 /// Meant with [`SplatLod`](crate::lod::SplatLod) on the light, whose `pixel_scale` counts
 /// the splats' texels: at 2 its cuts are coarser and its views cheaper (measured on
-/// an H100, BENCHMARKS.md: a directional light's four cascades 2.68 → 1.83 ms with
+/// an H100, BENCHMARKS.md: a directional light's four cascades 2.68 → 1.66 ms with
 /// 24-texel cuts). Without it the views cost more: splats smaller than a tile make as
 /// many tile pairs at half the resolution, crowded into a quarter of the tiles.
 ///
