@@ -232,3 +232,38 @@ fn a_pixel_floor_stops_splitting_however_large_the_budget() {
         "merged nodes stand for the small leaves"
     );
 }
+
+/// Under an unlimited budget the counts steer nothing: the controller takes the same
+/// thresholds, frame after frame, from real counts as from none (all zeros), with and
+/// without a pixel floor and a blend. Shadow views rely on it to skip the counting
+/// (`LodFrame::counted_for_budget`).
+#[test]
+fn an_unlimited_budget_takes_the_same_thresholds_without_counts() {
+    let splats = random_cloud(3000, 29);
+    let tree = SplatLodTree::build(&splats);
+    let spheres = LodSpheres::new(&tree, &splats);
+    let none = LodFeedback {
+        leaves_in_view: 0,
+        own: vec![0; LOD_BINS],
+        parent: vec![0; LOD_BINS],
+    };
+    for (camera, floor, half_octaves) in [
+        (Vec3::new(0.5, 1.0, 9.0), 0.01, 0.0),
+        (Vec3::new(0.2, -0.3, 3.0), 0.004, 0.5),
+        (Vec3::new(-1.0, 0.5, 30.0), 0.0, 0.25),
+    ] {
+        let counts = feedback(&tree, &spheres, camera);
+        let mut counted = LodController::default();
+        let mut uncounted = LodController::default();
+        for frame in 0..12 {
+            counted.update(&counts, u32::MAX, floor, half_octaves);
+            uncounted.update(&none, u32::MAX, floor, half_octaves);
+            let leaves = tree.leaves() as u64;
+            assert_eq!(
+                counted.threshold(leaves, u32::MAX),
+                uncounted.threshold(leaves, u32::MAX),
+                "frame {frame}, floor {floor}, blend {half_octaves}"
+            );
+        }
+    }
+}
