@@ -14,7 +14,7 @@ use super::library::{ShaderDef, WgslFile, wgsl_file};
 use super::pick::PICK_HIT_BYTES;
 use super::preprocess::{ChunkParams, CloudInstance, CropGpu, PROJECTED_SPLAT_BYTES};
 use super::radix_sort::kernels::{
-    CLASSIC_WGSL, ONESWEEP_WGSL, SETUP_WGSL, kernel_defs, prepare_defs, setup_defs,
+    CLASSIC_WGSL, ONESWEEP_WGSL, SETUP_WGSL, kernel_defs, preparing_defs, setup_defs,
 };
 use super::radix_sort::state::{DispatchArgs, PassParams, SortState, SortStatus};
 use super::radix_sort::{LookBack, SortAlgorithm, SortKey};
@@ -375,13 +375,7 @@ fn every_variant_composes() {
             vec![ShaderDef::Flag("COMPACT_LAYOUT")],
         ),
         (wgsl_file!("indirect.wgsl"), vec![]),
-        (
-            wgsl_file!("indirect.wgsl"),
-            [ShaderDef::Flag("PREPARES_SORT")]
-                .into_iter()
-                .chain(prepare_defs(65_535, 2, 3))
-                .collect(),
-        ),
+        (wgsl_file!("indirect.wgsl"), preparing_defs(65_535, 2, 3)),
         (wgsl_file!("pair_slots.wgsl"), vec![]),
         (
             wgsl_file!("pair_slots.wgsl"),
@@ -389,13 +383,10 @@ fn every_variant_composes() {
         ),
         (
             wgsl_file!("pair_slots.wgsl"),
-            [
-                ShaderDef::Flag("WRITES_PAIRS_NEEDED"),
-                ShaderDef::Flag("PREPARES_SORT"),
-            ]
-            .into_iter()
-            .chain(prepare_defs(65_535, 6, 7))
-            .collect(),
+            [ShaderDef::Flag("WRITES_PAIRS_NEEDED")]
+                .into_iter()
+                .chain(preparing_defs(65_535, 6, 7))
+                .collect(),
         ),
         (wgsl_file!("duplicate.wgsl"), vec![]),
         (wgsl_file!("tile_range.wgsl"), vec![]),

@@ -8,7 +8,7 @@ use super::builder::{EntryShader, Kernel, PipelineBuilder};
 use super::common::{ShaderChecks, bind_group, storage, uniform};
 use super::library::{ShaderDef, wgsl_file};
 use super::radix_sort::SortBuffers;
-use super::radix_sort::kernels::prepare_defs;
+use super::radix_sort::kernels::preparing_defs;
 #[cfg(doc)]
 use super::scan::SCAN_BLOCK;
 
@@ -133,11 +133,7 @@ impl IndirectPass {
         let layout = BindGroupLayoutDescriptor::new("splat indirect args", &entries[..2]);
         let preparing_layout =
             BindGroupLayoutDescriptor::new("splat indirect args and depth sort", &entries);
-        let preparing_defs = onesweep_sort.map(|max_groups_x| {
-            let mut defs = vec![ShaderDef::Flag("PREPARES_SORT")];
-            defs.extend(prepare_defs(max_groups_x, 2, 3));
-            defs
-        });
+        let preparing = onesweep_sort.map(|max_groups_x| preparing_defs(max_groups_x, 2, 3));
         let mut kernel = |label, layout, entry_point, defs| {
             builder.kernel(&Kernel {
                 label,
@@ -148,7 +144,7 @@ impl IndirectPass {
             })
         };
         let visible = kernel("splat visible dispatch", &layout, "visible_dispatch", &[]);
-        let visible_preparing = preparing_defs.as_deref().map(|defs| {
+        let visible_preparing = preparing.as_deref().map(|defs| {
             kernel(
                 "splat visible dispatch and depth sort setup",
                 &preparing_layout,

@@ -30,7 +30,7 @@ use super::library::{ShaderDef, wgsl_file};
 #[cfg(doc)]
 use super::preprocess::DEPTH_KEY_BITS;
 use super::radix_sort::SortBuffers;
-use super::radix_sort::kernels::prepare_defs;
+use super::radix_sort::kernels::preparing_defs;
 use super::scan::SCAN_BLOCK;
 
 /// Every loop runs a constant count or up to the kept splats' blocks; every index is
@@ -97,9 +97,9 @@ impl PairSlotsPass {
         let sums_and_sort =
             BindGroupLayoutDescriptor::new("splat pair block sums and bin sort", &entries(false));
         let writes = [ShaderDef::Flag("WRITES_PAIRS_NEEDED")];
-        let preparing_defs = onesweep_sort.map(|max_groups_x| {
-            let mut defs = vec![writes[0], ShaderDef::Flag("PREPARES_SORT")];
-            defs.extend(prepare_defs(max_groups_x, 6, 7));
+        let preparing = onesweep_sort.map(|max_groups_x| {
+            let mut defs = writes.to_vec();
+            defs.extend(preparing_defs(max_groups_x, 6, 7));
             defs
         });
         let mut kernel = |label, layout, entry_point, defs| {
@@ -113,7 +113,7 @@ impl PairSlotsPass {
         };
         let count_blocks = kernel("splat pair counts by block", &blocks, "count_blocks", &[]);
         let scan_blocks = kernel("splat pair block sums", &sums, "scan_blocks", &writes);
-        let scan_blocks_preparing = preparing_defs.as_deref().map(|defs| {
+        let scan_blocks_preparing = preparing.as_deref().map(|defs| {
             kernel(
                 "splat pair block sums and bin sort setup",
                 &sums_and_sort,

@@ -340,7 +340,7 @@ impl SortBuffers {
     }
 
     /// A one-sweep sort's state and status, for a kernel that prepares the sort itself
-    /// ([`prepare_defs`](super::kernels::prepare_defs)); `None` for a
+    /// ([`preparing_defs`](super::kernels::preparing_defs)); `None` for a
     /// classic sort, which sets itself up (its scan has a setup of its own too).
     pub(crate) fn preparation(&self) -> Option<[wgpu::BindingResource<'_>; 2]> {
         match self.hist_scan {

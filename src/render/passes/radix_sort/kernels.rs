@@ -131,13 +131,21 @@ pub(crate) fn setup_defs(max_groups_x: u32) -> [ShaderDef; 3] {
     prepare_defs(max_groups_x, 1, 2)
 }
 
-/// The defs a kernel that prepares a sort itself composes with: it imports
-/// `bevy_splat::radix_sort::prepare`, calls `prepare_state` and
+/// The defs of a kernel that prepares a sort itself, under its flag `PREPARES_SORT`:
+/// it imports `bevy_splat::radix_sort::prepare`, calls `prepare_state` and
 /// `clear_onesweep_counts`, and binds the state and status of
 /// [`SortBuffers::preparation`](super::SortBuffers::preparation) at `state` and
 /// `status` of its group 0; `max_groups_x` is the sort's grid limit. The sort is then
 /// recorded with [`RadixSort::encode_prepared`].
-pub(crate) fn prepare_defs(max_groups_x: u32, state: u32, status: u32) -> [ShaderDef; 3] {
+pub(crate) fn preparing_defs(max_groups_x: u32, state: u32, status: u32) -> Vec<ShaderDef> {
+    let mut defs = vec![ShaderDef::Flag("PREPARES_SORT")];
+    defs.extend(prepare_defs(max_groups_x, state, status));
+    defs
+}
+
+/// What the `prepare` module is composed with: the sort's grid limit, and the
+/// bindings in group 0 of the sort's state and status.
+fn prepare_defs(max_groups_x: u32, state: u32, status: u32) -> [ShaderDef; 3] {
     [
         ShaderDef::UInt("SORT_MAX_GROUPS_X", max_groups_x),
         ShaderDef::UInt("SORT_PREPARE_STATE", state),

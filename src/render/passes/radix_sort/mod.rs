@@ -90,7 +90,7 @@ impl RadixSort {
     }
 
     /// [`RadixSort::encode`] for a sort that a kernel before it prepared
-    /// ([`prepare_defs`](kernels::prepare_defs)): the same dispatches but the setup. A classic
+    /// ([`preparing_defs`](kernels::preparing_defs)): the same dispatches but the setup. A classic
     /// sort (whose [`SortBuffers::preparation`] is `None`) sets itself up as ever.
     pub(crate) fn encode_prepared(
         &self,

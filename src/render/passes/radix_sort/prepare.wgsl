@@ -6,7 +6,7 @@
 // own: one dispatch, and the barrier before it, fewer per sort
 // (`RadixSort::encode_prepared`). The importer binds the sort's state and its status
 // in group 0 at the bindings the defs SORT_PREPARE_STATE and SORT_PREPARE_STATUS name,
-// with the sort's SORT_MAX_GROUPS_X (`radix_sort::kernels::prepare_defs`).
+// with the sort's SORT_MAX_GROUPS_X (`radix_sort::kernels::preparing_defs`).
 #define_import_path bevy_splat::radix_sort::prepare
 
 #import bevy_splat::common::grid::grid_of
