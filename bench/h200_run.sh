@@ -227,13 +227,6 @@ for k in ${SHADOW_GRIDS:-}; do
             $redraw --shadow-scale $SHADOW_SCALE --shadow-lod $SHADOW_LOD --frames ${FRAMES:-200} --warmup 30 \
             --json $OUT/ours_K${k}_shadow_${light}_scale_lod.json $limit 2>&1 | grep -v "^$" \
             | sed "s/^/scale $SHADOW_SCALE, lod: /" | tee -a $OUT/run.log
-        # SHADOW_THRESHOLD=T: again with each splat cast on its own where its opacity
-        # reaches T (SplatShadowDepth::Threshold), with SHADOW_LOD and SHADOW_SCALE if set.
-        [ -n "${SHADOW_THRESHOLD:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw \
-            --shadow-threshold $SHADOW_THRESHOLD ${SHADOW_LOD:+--shadow-lod $SHADOW_LOD} \
-            ${SHADOW_SCALE:+--shadow-scale $SHADOW_SCALE} --frames ${FRAMES:-200} --warmup 30 \
-            --json $OUT/ours_K${k}_shadow_${light}_threshold.json $limit 2>&1 | grep -v "^$" \
-            | sed "s/^/threshold $SHADOW_THRESHOLD: /" | tee -a $OUT/run.log
         # SHADOW_WHOLE_TILES=1: again with every shadow-map tile drawn by one workgroup
         # (no chunks of long lists), the same binary.
         [ -n "${SHADOW_WHOLE_TILES:-}" ] && /tmp/bench --angel-grid $k --shadow-light $light $redraw --whole-tiles \

@@ -13,7 +13,7 @@
 //! ... [--whole-frame] [--pick N] [--full | --half-sh | --compact] [--display | --hdr]
 //!     [--compute-composite]
 //!     [--shadow-light directional|point [--shadow-stages] [--shadow-lod TEXELS]
-//!      [--whole-tiles] [--redraw-shadows] [--shadow-scale N] [--shadow-threshold T]]
+//!      [--whole-tiles] [--redraw-shadows] [--shadow-scale N]]
 //!     [--lighting shadowed|lit]
 //!     [--budget SPLATS] [--psnr-against IMAGE.png] [--camera-path FRAMES]
 //!
@@ -60,9 +60,7 @@
 //! shadow view soon draws from the surface it kept: only its depth write is timed;
 //! with it, every view is drawn anew every frame, as when the light or the camera
 //! moves; `--shadow-scale N` draws the splats into the maps at 1/N of their
-//! resolution a side (`SplatShadowScale`); `--shadow-threshold T` casts each splat on
-//! its own where its opacity reaches T (`SplatShadowDepth::Threshold`: no sorts, no
-//! tiles). `--lighting
+//! resolution a side (`SplatShadowScale`). `--lighting
 //! shadowed|lit` gives every cloud that `SplatLighting`: the preprocess stage then
 //! includes the light pass (with `--shadow-light`, its lookups of the light's maps).
 //!
@@ -135,8 +133,6 @@ struct Args {
     redraw_shadows: bool,
     /// The light's `SplatShadowScale` (`--shadow-scale N`).
     shadow_scale: Option<u32>,
-    /// The light's `SplatShadowDepth::Threshold` (`--shadow-threshold T`).
-    shadow_threshold: Option<f32>,
     /// The light draws its shadow views as cuts with nodes down to this many texels
     /// (`--shadow-lod TEXELS`: `SplatLod` on the light, no budget).
     shadow_lod: Option<f32>,
@@ -198,7 +194,6 @@ fn parse_args() -> Result<Args, String> {
         shadow_stages: false,
         redraw_shadows: false,
         shadow_scale: None,
-        shadow_threshold: None,
         shadow_lod: None,
         whole_tiles: false,
     };
@@ -259,13 +254,6 @@ fn parse_args() -> Result<Args, String> {
             "--shadow-stages" => args.shadow_stages = true,
             "--redraw-shadows" => args.redraw_shadows = true,
             "--shadow-scale" => args.shadow_scale = Some(number(value()?)?),
-            "--shadow-threshold" => {
-                let text = value()?;
-                let threshold = text
-                    .parse::<f32>()
-                    .map_err(|e| format!("--shadow-threshold: {text:?}: {e}"))?;
-                args.shadow_threshold = Some(threshold);
-            }
             "--whole-tiles" => args.whole_tiles = true,
             "--lighting" => {
                 args.lighting = Some(match value()?.as_str() {
@@ -755,9 +743,6 @@ fn run() -> Result<(), String> {
         }
         if let Some(scale) = args.shadow_scale {
             light_entity.insert(bevy_splat::SplatShadowScale(scale));
-        }
-        if let Some(threshold) = args.shadow_threshold {
-            light_entity.insert(bevy_splat::SplatShadowDepth::Threshold(threshold));
         }
         if let Some(texels) = args.shadow_lod {
             headless

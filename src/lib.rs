@@ -74,7 +74,7 @@ pub use asset::{GaussianSplats, SplatLoadError, SplatLoader, SplatLoaderSettings
 pub use asset::{PlyLoader, PlyLoaderSettings};
 pub use cloud::{GaussianCloud, SplatRasterMode};
 pub use crop::{MAX_CROP_VOLUMES, SplatCrop, SplatCropMode, SplatCropShape, SplatCropVolume};
-pub use lighting::{RedrawSplatShadows, SplatLighting, SplatShadowDepth, SplatShadowScale};
+pub use lighting::{RedrawSplatShadows, SplatLighting, SplatShadowScale};
 pub use lod::SplatLod;
 #[cfg(feature = "picking")]
 pub use picking::{SplatHit, SplatPickingCamera, SplatPickingPlugin, SplatPickingSettings};
@@ -121,7 +121,6 @@ impl Plugin for GaussianSplatPlugin {
             .register_type::<SplatLighting>()
             .register_type::<RedrawSplatShadows>()
             .register_type::<SplatShadowScale>()
-            .register_type::<SplatShadowDepth>()
             .register_type::<SplatCrop>()
             .register_type::<SplatCropVolume>()
             .register_type::<SplatCropShape>()

@@ -1,5 +1,5 @@
 //! How a cloud takes the scene's light (`SplatLighting`), and how a light draws the
-//! clouds' shadows (`SplatShadowDepth`, `RedrawSplatShadows`, `SplatShadowScale`).
+//! clouds' shadows (`RedrawSplatShadows`, `SplatShadowScale`).
 
 use bevy::ecs::prelude::*;
 use bevy::reflect::prelude::*;
@@ -108,55 +108,6 @@ impl SplatShadowScale {
     }
 }
 
-/// On a light: what depth the clouds cast into its shadow maps.
-///
-/// `Median` (the default) casts each map texel's splat surface, the depth where the
-/// splats' transmittance seen from the light falls to 0.5 (`docs/SURFACE.md`), as the
-/// cameras' [`SplatDepth`](crate::SplatDepth) does: the whole tile pipeline, both sorts
-/// included, runs once per shadow view.
-///
-/// `Threshold(t)` casts each splat on its own wherever its opacity there reaches `t`,
-/// the nearest such splat winning through the map's depth test: each view runs the
-/// preprocess and one instanced draw of the splats straight into the map, no sort and
-/// no tiles (measured on an H100, BENCHMARKS.md). A texel that only a pile of fainter
-/// splats darkens casts no shadow here, and the depth cast is the nearest
-/// opaque-enough splat's, not the median, so the shadow lies a little nearer the
-/// light. [`Self::CLOSEST`], 0.3, is the threshold whose shadow matched the median's
-/// best on the angel: the floor's shadow against the CPU's median silhouette scored
-/// IoU 0.921, 0.952, 0.959, 0.949, 0.926 and 0.831 at 0.1, 0.2, 0.3, 0.4, 0.5 and
-/// 0.7, the median itself 0.962 (`tests/shadows.rs` holds both to 0.9). `SplatShadowScale` still sets the cut's texels for
-/// [`SplatLod`](crate::SplatLod); the splats are drawn at the map's own resolution.
-/// Views drawn this way keep no surface while they stand still: they cost little
-/// anew.
-///
-/// A threshold outside 1/255..=0.99 is clamped into it (the opacities the splats
-/// reach); NaN acts as 0.5.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq, Reflect)]
-#[reflect(Component, Default, Debug, Clone, PartialEq)]
-pub enum SplatShadowDepth {
-    /// The splats' median depth: the surface the cameras see.
-    #[default]
-    Median,
-    /// Every splat where its own opacity reaches this threshold.
-    Threshold(f32),
-}
-
-impl SplatShadowDepth {
-    /// Splats cast where they are at least 0.3 opaque: the threshold whose shadow
-    /// matches the median's most closely (see above).
-    pub const CLOSEST: Self = Self::Threshold(0.3);
-
-    /// The opacity threshold the GPU tests, within 1/255..=0.99 (NaN as 0.5); `None`
-    /// for `Median`.
-    pub fn threshold(self) -> Option<f32> {
-        match self {
-            Self::Median => None,
-            Self::Threshold(t) if t.is_nan() => Some(0.5),
-            Self::Threshold(t) => Some(t.clamp(1.0 / 255.0, 0.99)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,18 +123,6 @@ mod tests {
         assert_eq!(SplatLighting::SHADOWED.strength(), 1.0);
         assert!(!SplatLighting::default().receives_light());
         assert!(SplatLighting::Lit.receives_light());
-    }
-
-    #[test]
-    fn shadow_thresholds_are_clamped_and_nan_is_half() {
-        assert_eq!(SplatShadowDepth::default().threshold(), None);
-        assert_eq!(SplatShadowDepth::CLOSEST.threshold(), Some(0.3));
-        assert_eq!(SplatShadowDepth::Threshold(f32::NAN).threshold(), Some(0.5));
-        assert_eq!(SplatShadowDepth::Threshold(2.0).threshold(), Some(0.99));
-        assert_eq!(
-            SplatShadowDepth::Threshold(-1.0).threshold(),
-            Some(1.0 / 255.0)
-        );
     }
 
     #[test]

@@ -23,8 +23,7 @@ use bevy_splat::asset::formats::ply;
 use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8};
 use bevy_splat::{
     GaussianCloud, GaussianSplats, RedrawSplatShadows, SplatGpuLimits, SplatLod, SplatMemory,
-    SplatShader, SplatShaderAppExt, SplatShadowDepth, SplatShadowScale, SplatShadowStats,
-    SplatViewStats,
+    SplatShader, SplatShaderAppExt, SplatShadowScale, SplatShadowStats, SplatViewStats,
 };
 
 use reference_raster::{CpuCloud, PinholeCamera, max_difference, median_depth};
@@ -182,8 +181,6 @@ struct Variant {
     redraw: bool,
     /// The light's `SplatShadowScale`.
     scale: Option<u32>,
-    /// The light's `SplatShadowDepth`.
-    depth: Option<SplatShadowDepth>,
     /// The cloud carries a `SplatShader` that leaves every splat as it is.
     hooked: bool,
 }
@@ -304,9 +301,6 @@ impl Scene {
         }
         if let Some(scale) = variant.scale {
             world.entity_mut(light).insert(SplatShadowScale(scale));
-        }
-        if let Some(depth) = variant.depth {
-            world.entity_mut(light).insert(depth);
         }
         if !variant.no_cloud {
             let splats = headless.add_splats(self.splats.clone());
@@ -920,82 +914,6 @@ fn a_coarser_splat_shadow_scale_casts_the_same_silhouette_from_fewer_tiles() {
         let coarse = check_shadow(&scene, halved, &format!("{name}, scale 2"), 0.9);
         println!("{name}: IoU {full:.3} at scale 1, {coarse:.3} at scale 2");
     }
-}
-
-/// `SplatShadowDepth::Threshold`: each splat drawn straight into the map where its
-/// own opacity reaches the threshold (`CLOSEST`, 0.3), the nearest winning, casts the
-/// CPU's median silhouette too, through
-/// one cascade, four cascades at two `SplatShadowScale`s, and a point light's faces;
-/// its views run no tile stage (no pairs, no tiles), and a higher threshold casts
-/// less.
-#[test]
-fn splats_above_an_opacity_threshold_cast_the_median_silhouette_without_tiles() {
-    let directional = |cascades| Light::Directional {
-        direction: SLANTED_SUN,
-        cascades,
-    };
-    let cascades = View::Perspective {
-        eye: Vec3::new(-0.8, 1.6, 2.6),
-        target: Vec3::new(0.4, -0.6, 0.0),
-        fov_y: 1.0,
-    };
-    let point = Light::Point {
-        position: Vec3::new(-1.0, 3.4, -0.8),
-    };
-    let point_view = View::TopDown {
-        centre: Vec3::new(0.8, 0.0, 0.6),
-        width: 5.0,
-    };
-    let cases = [
-        ("directional", directional(1), top_down(), None),
-        ("cascades", directional(4), cascades, None),
-        ("cascades, scale 2", directional(4), cascades, Some(2)),
-        ("point", point, point_view, None),
-    ];
-    for (name, light, view, scale) in cases {
-        let mut scene = angel_scene(light, view);
-        scene.shadow_map = 512;
-        let variant = Variant {
-            depth: Some(SplatShadowDepth::CLOSEST),
-            scale,
-            ..default()
-        };
-        let median = check_shadow(&scene, Variant { scale, ..default() }, name, 0.9);
-        let threshold = check_shadow(&scene, variant, &format!("{name}, threshold"), 0.9);
-        println!("{name}: IoU {median:.3} as the median, {threshold:.3} above 0.3");
-        let (_, views) = scene.render_counted(variant);
-        assert!(!views.is_empty(), "{name}: no shadow view counted");
-        for (view, counts) in &views {
-            assert!(counts.gpu_reports > 0 && counts.complete(), "{name} {view}");
-            assert_eq!(
-                (counts.tile_pairs, counts.tiles_drawn),
-                (0, 0),
-                "{name} {view}: tile stages ran"
-            );
-        }
-        assert!(views.iter().any(|(_, counts)| counts.visible_splats > 0));
-    }
-    // A higher threshold casts from fewer splats, so never more shadow.
-    let scene = angel_scene(directional(1), top_down());
-    let shadowed = |threshold| {
-        let variant = Variant {
-            depth: Some(SplatShadowDepth::Threshold(threshold)),
-            ..default()
-        };
-        let image = scene.render(variant);
-        let bare = scene.render(Variant {
-            no_cloud: true,
-            ..variant
-        });
-        let mask = shadow_mask(&image, &bare);
-        mask.iter().filter(|p| **p == Some(true)).count()
-    };
-    let (closest, nearly_opaque) = (shadowed(0.3), shadowed(0.99));
-    println!("in shadow: {closest} px above 0.3, {nearly_opaque} px above 0.99");
-    assert!(
-        closest > 200 && nearly_opaque < closest,
-        "{nearly_opaque} ≥ {closest}"
-    );
 }
 
 #[test]

@@ -16,7 +16,7 @@ use bevy::transform::components::GlobalTransform;
 use crate::asset::GaussianSplats;
 use crate::cloud::{GaussianCloud, SplatRasterMode};
 use crate::crop::SplatCrop;
-use crate::lighting::{RedrawSplatShadows, SplatLighting, SplatShadowDepth, SplatShadowScale};
+use crate::lighting::{RedrawSplatShadows, SplatLighting, SplatShadowScale};
 use crate::lod::SplatLod;
 use crate::render::passes::composite::SplatComposite;
 use crate::render::passes::depth_write::SplatDepth;
@@ -138,6 +138,5 @@ extract_as_is!(
     SplatPassTimes,
     SplatLod,
     RedrawSplatShadows,
-    SplatShadowScale,
-    SplatShadowDepth
+    SplatShadowScale
 );

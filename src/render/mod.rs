@@ -116,7 +116,6 @@ impl Plugin for SplatRenderPlugin {
             ExtractComponentPlugin::<crate::lod::SplatLod>::default(),
             ExtractComponentPlugin::<crate::lighting::RedrawSplatShadows>::default(),
             ExtractComponentPlugin::<crate::lighting::SplatShadowScale>::default(),
-            ExtractComponentPlugin::<crate::lighting::SplatShadowDepth>::default(),
             RenderAssetPlugin::<GpuSplats>::default(),
             ExtractResourcePlugin::<SplatGpuLimits>::default(),
         ));

@@ -107,14 +107,47 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     let outputs = raster.buffers.layer.outputs;
     let bands = || raster.bands.iter().zip(&raster.buffers.bands);
     let picks = raster.picks;
+    // Bands have buffers of their own, so each stage records every band in one pass.
     for (_, band) in bands() {
+        encoder.clear_buffer(&band.work.counters, 0, None);
         encoder.clear_buffer(&band.work.bin_ranges, 0, None);
         encoder.clear_buffer(&band.work.tile_work, 0, Some(WORK_COUNTS_BYTES));
     }
     if let Some((_, picks)) = picks {
         encoder.clear_buffer(&picks.hits, 0, None);
     }
-    record_preprocess(encoder, diagnostics, timestamps, pipelines, raster);
+    if let Some(lod) = raster.lod {
+        lod.clear(encoder);
+    }
+    stage(
+        encoder,
+        diagnostics,
+        timestamps,
+        SplatStage::Preprocess,
+        |pass| {
+            for (band, _) in bands() {
+                for dispatch in &band.preprocess {
+                    pipelines.preprocess.encode(
+                        pass,
+                        &dispatch.bind_group,
+                        dispatch.params_offset,
+                        dispatch.threads,
+                        (dispatch.compact, dispatch.variant, dispatch.receive),
+                    );
+                }
+                pipelines.indirect.encode_visible(pass, &band.indirect);
+            }
+            // Lit where the splats stand, before anything reads their colours.
+            if let Some(light) = raster.light {
+                for (index, (_, buffers)) in bands().enumerate() {
+                    light.encode(pass, index, &buffers.work.counters);
+                }
+            }
+        },
+    );
+    if let Some(lod) = raster.lod {
+        lod.copy_back(encoder);
+    }
     stage(
         encoder,
         diagnostics,
@@ -228,62 +261,6 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     if let Some((ticket, picks)) = picks {
         picks.copy(encoder, ticket);
     }
-    copy_counts(encoder, raster);
-}
-
-/// Records a view's preprocess stage: every band's counters cleared, its splats
-/// projected and counted (and the dispatches over them written), lit where the view's
-/// clouds take light, and the view's LOD feedback around it. What a shadow view that
-/// casts each splat on its own (`SplatShadowDepth::Threshold`) runs before its draw.
-pub(crate) fn record_preprocess<D: RecordDiagnostics>(
-    encoder: &mut CommandEncoder,
-    diagnostics: &D,
-    timestamps: Option<&PassTimestamps>,
-    pipelines: &SplatPipelines,
-    raster: &Raster<'_>,
-) {
-    let bands = || raster.bands.iter().zip(&raster.buffers.bands);
-    // Bands have buffers of their own, so each stage records every band in one pass.
-    for (_, band) in bands() {
-        encoder.clear_buffer(&band.work.counters, 0, None);
-    }
-    if let Some(lod) = raster.lod {
-        lod.clear(encoder);
-    }
-    stage(
-        encoder,
-        diagnostics,
-        timestamps,
-        SplatStage::Preprocess,
-        |pass| {
-            for (band, _) in bands() {
-                for dispatch in &band.preprocess {
-                    pipelines.preprocess.encode(
-                        pass,
-                        &dispatch.bind_group,
-                        dispatch.params_offset,
-                        dispatch.threads,
-                        (dispatch.compact, dispatch.variant, dispatch.receive),
-                    );
-                }
-                pipelines.indirect.encode_visible(pass, &band.indirect);
-            }
-            // Lit where the splats stand, before anything reads their colours.
-            if let Some(light) = raster.light {
-                for (index, (_, buffers)) in bands().enumerate() {
-                    light.encode(pass, index, &buffers.work.counters);
-                }
-            }
-        },
-    );
-    if let Some(lod) = raster.lod {
-        lod.copy_back(encoder);
-    }
-}
-
-/// Records the copy of a view's bands' counters for the read-back (under its
-/// `counts_tag`).
-pub(crate) fn copy_counts(encoder: &mut CommandEncoder, raster: &Raster<'_>) {
     raster.buffers.readback.copy(
         encoder,
         raster.buffers.bands.iter().map(|band| &band.work.counters),

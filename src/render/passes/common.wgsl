@@ -33,7 +33,6 @@ const COUNTER_TILE_DRAW: u32 = #{COUNTER_TILE_DRAW}u;
 const COUNTER_TILE_CHUNKS: u32 = #{COUNTER_TILE_CHUNKS}u;
 const COUNTER_CHUNK_DISPATCH: u32 = #{COUNTER_CHUNK_DISPATCH}u;
 const COUNTER_SCAN_DISPATCH: u32 = #{COUNTER_SCAN_DISPATCH}u;
-const COUNTER_SPLAT_DRAW: u32 = #{COUNTER_SPLAT_DRAW}u;
 // The last pixel centre of a tile, from its first pixel's edge.
 const TILE_LAST_CENTRE: f32 = f32(TILE_SIZE) - 0.5;
 // Indirect grids over a GPU-only count are rows of at most GRID_MAX_X workgroups of
@@ -48,8 +47,7 @@ const ALPHA_MAX: f32 = 0.999;
 const T_MIN: f32 = 1e-4;
 
 // The uniform of the passes that read the splat layer over the drawn tiles (the
-// composite and the depth write) or draw into the view's target beside it (a shadow
-// view's threshold depth); `CompositeUniform` on the host.
+// composite and the depth write; `CompositeUniform` on the host).
 struct LayerParams {
     // x, y: the viewport's origin in the target; z: 1 to take the composite's result
     // to linear light; w: the levels per channel of a target that stores sRGB-encoded
@@ -59,9 +57,6 @@ struct LayerParams {
     // target pixels per layer pixel along each axis (a shadow view drawn at a
     // `SplatShadowScale`; 1 for a camera).
     tiles: vec4<u32>,
-    // x: the opacity from which a splat casts on its own, for a shadow view drawn
-    // with `SplatShadowDepth::Threshold` (0 elsewhere); yzw unused.
-    shadow_threshold: vec4<f32>,
 }
 
 struct SplatView {

@@ -247,10 +247,6 @@ pub struct CompositeUniform {
     /// Target texels per layer texel along each axis: a shadow view drawn at a
     /// `SplatShadowScale`; 1 for a camera.
     pub texel_scale: u32,
-    /// The opacity from which a splat casts on its own, for a shadow view drawn with
-    /// `SplatShadowDepth::Threshold`; 0 for any other view.
-    pub shadow_threshold: f32,
-    pub _pad: [u32; 3],
 }
 
 impl CompositeUniform {

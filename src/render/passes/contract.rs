@@ -241,10 +241,6 @@ fn the_layer_uniform_is_laid_out_as_composite_uniform_says() {
         at("tiles"),
         Some(offset_of!(CompositeUniform, tiles_across) as u64)
     );
-    assert_eq!(
-        at("shadow_threshold"),
-        Some(offset_of!(CompositeUniform, shadow_threshold) as u64)
-    );
 }
 
 #[test]

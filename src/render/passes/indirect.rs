@@ -50,10 +50,6 @@ pub struct ViewCounters {
     /// Dispatch arguments over the kept splats' blocks of the pair slots' scan, one
     /// workgroup per [`SCAN_BLOCK`] (x, y, z, unused).
     pub scan_dispatch: [u32; 4],
-    /// Draw arguments of a shadow view that casts each splat on its own
-    /// (`SplatShadowDepth::Threshold`): six vertices (two triangles) per kept splat
-    /// (vertex count, instance count, first vertex, first instance).
-    pub splat_draw: [u32; 4],
 }
 
 /// Byte offsets of the counters buffer's fields.
@@ -71,12 +67,11 @@ pub const TILE_DRAW_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_draw) 
 pub const TILE_CHUNKS_OFFSET: u64 = std::mem::offset_of!(ViewCounters, tile_chunks) as u64;
 pub const CHUNK_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, chunk_dispatch) as u64;
 pub const SCAN_DISPATCH_OFFSET: u64 = std::mem::offset_of!(ViewCounters, scan_dispatch) as u64;
-pub const SPLAT_DRAW_OFFSET: u64 = std::mem::offset_of!(ViewCounters, splat_draw) as u64;
 /// Size of the counters buffer.
 pub const COUNTERS_SIZE: u64 = size_of::<ViewCounters>() as u64;
 
 /// The word of each counter, as the shader defs `COUNTER_*` the WGSL indexes with.
-pub(crate) fn counter_defs() -> [ShaderDef; 14] {
+pub(crate) fn counter_defs() -> [ShaderDef; 13] {
     let word = |offset: u64| (offset / 4) as u32;
     [
         ShaderDef::UInt("COUNTER_VISIBLE", 0),
@@ -92,7 +87,6 @@ pub(crate) fn counter_defs() -> [ShaderDef; 14] {
         ShaderDef::UInt("COUNTER_TILE_CHUNKS", word(TILE_CHUNKS_OFFSET)),
         ShaderDef::UInt("COUNTER_CHUNK_DISPATCH", word(CHUNK_DISPATCH_OFFSET)),
         ShaderDef::UInt("COUNTER_SCAN_DISPATCH", word(SCAN_DISPATCH_OFFSET)),
-        ShaderDef::UInt("COUNTER_SPLAT_DRAW", word(SPLAT_DRAW_OFFSET)),
     ]
 }
 

@@ -6,7 +6,7 @@
 #import bevy_splat::common::{
     WORKGROUP_SIZE, GRID_MAX_X, COUNTER_VISIBLE, COUNTER_VISIBLE_KEPT,
     COUNTER_VISIBLE_DISPATCH, COUNTER_TILE_CHUNKS, COUNTER_CHUNK_DISPATCH,
-    COUNTER_SCAN_DISPATCH, COUNTER_DEPTH_KEY_MAX, COUNTER_SPLAT_DRAW,
+    COUNTER_SCAN_DISPATCH, COUNTER_DEPTH_KEY_MAX,
 }
 #ifdef PREPARES_SORT
 #import bevy_splat::radix_sort::prepare::{prepare_state, clear_onesweep_counts}
@@ -43,11 +43,6 @@ fn visible_dispatch(@builtin(local_invocation_index) t: u32) {
         counters[COUNTER_VISIBLE_KEPT] = kept;
         write_grid(COUNTER_VISIBLE_DISPATCH, kept, WORKGROUP_SIZE);
         write_grid(COUNTER_SCAN_DISPATCH, kept, SCAN_BLOCK);
-        // A shadow view that casts each splat on its own draws them from here.
-        counters[COUNTER_SPLAT_DRAW] = 6u;
-        counters[COUNTER_SPLAT_DRAW + 1u] = kept;
-        counters[COUNTER_SPLAT_DRAW + 2u] = 0u;
-        counters[COUNTER_SPLAT_DRAW + 3u] = 0u;
 #ifdef PREPARES_SORT
         let range = vec2<u32>(counters[COUNTER_DEPTH_KEY_MAX], counters[COUNTER_DEPTH_KEY_MAX + 1u]);
         prepare_state(kept, range);

@@ -19,9 +19,7 @@
 //!
 //! and once per view, `composite`: the layer over the camera's image, then, for a
 //! camera with `SplatDepth`, `depth_write`: the splats' median depth into its depth
-//! buffer. A shadow view of a light with `SplatShadowDepth::Threshold` runs the
-//! preprocess alone and then `threshold_depth`: its splats drawn straight into the
-//! light's map.
+//! buffer.
 //!
 //! `common` holds what every pass is built with (layout and bind group helpers, the
 //! shared constants); `library` lists the WGSL modules, shared code that passes
@@ -45,7 +43,6 @@ pub(crate) mod pick;
 pub(crate) mod preprocess;
 pub mod radix_sort;
 pub mod scan;
-pub(crate) mod threshold_depth;
 pub(crate) mod tile_order;
 pub(crate) mod tile_quads;
 pub(crate) mod tile_range;
@@ -80,8 +77,6 @@ pub struct SplatPipelines {
 pub struct FragmentPasses {
     pub(crate) composite: composite::CompositePass,
     pub(crate) depth_write: depth_write::DepthWritePass,
-    /// A shadow view's splats straight into its map (`SplatShadowDepth::Threshold`).
-    pub(crate) threshold_depth: threshold_depth::ThresholdDepthPass,
 }
 
 impl FragmentPasses {
@@ -89,7 +84,6 @@ impl FragmentPasses {
         Self {
             composite: composite::CompositePass::new(builder),
             depth_write: depth_write::DepthWritePass::new(builder),
-            threshold_depth: threshold_depth::ThresholdDepthPass::new(builder),
         }
     }
 }
@@ -142,7 +136,7 @@ impl SplatPipelines {
 
 /// Every entry shader of the passes: in an app, each is a shader asset with its
 /// runtime checks (`render::pipelines::add_entry_shaders`).
-pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 18] = [
+pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 17] = [
     preprocess::SHADER,
     indirect::SHADER,
     pair_slots::SHADER,
@@ -160,7 +154,6 @@ pub(crate) const ENTRY_SHADERS: [builder::EntryShader; 18] = [
     composite::SHADER,
     depth_write::SHADER,
     tile_quads::SHADER,
-    threshold_depth::SHADER,
 ];
 
 /// The defs every module is composed with: the constants the host and the WGSL

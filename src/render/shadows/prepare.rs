@@ -19,7 +19,7 @@ use wgpu::{BindGroup, RenderPipeline, TextureView};
 use super::casters::{casters, nearest_depth};
 use super::stats::SplatShadowStats;
 use super::still::{StillDraw, StillInputs, StillShadow};
-use crate::lighting::{RedrawSplatShadows, SplatShadowDepth, SplatShadowScale};
+use crate::lighting::{RedrawSplatShadows, SplatShadowScale};
 use crate::lod::SplatLod;
 use crate::render::extract::{ExtractedCloud, SplatShaderTime};
 use crate::render::gpu_cloud::GpuSplats;
@@ -28,7 +28,6 @@ use crate::render::lod_trees::GpuLodTrees;
 use crate::render::memory::SplatMemory;
 use crate::render::passes::preprocess::PROJECTED_SPLAT_BYTES;
 use crate::render::passes::radix_sort::SortKey;
-use crate::render::passes::threshold_depth::ThresholdBand;
 use crate::render::passes::tile_render::tiles_for;
 use crate::render::passes::{FragmentPasses, SplatPipelines};
 use crate::render::prepare::bind_groups::bind_bands;
@@ -43,29 +42,16 @@ use crate::render::view::splat_layer::LayerOutputs;
 use crate::render::view::uniform::SplatCamera;
 
 /// One frame of a shadow view: its bands' bind groups (none when it draws from its
-/// kept surface), and the pass that puts their depth into the light's shadow map.
+/// kept surface), and the depth write that puts their surface into the light's shadow
+/// map.
 #[derive(Component)]
 pub struct ShadowFrame {
     pub bands: Vec<BandFrame>,
     /// The light's map, in its texels (the splats' layer may be coarser:
     /// `SplatShadowScale`).
     pub size: UVec2,
-    pub depth: ShadowDepthPass,
+    pub resolve: (RenderPipeline, BindGroup),
 }
-
-/// How a shadow view's splats reach the light's map (the light's `SplatShadowDepth`).
-pub enum ShadowDepthPass {
-    /// The tile render's median depth, written over the tiles it drew.
-    Median(RenderPipeline, BindGroup),
-    /// After the preprocess alone, each splat drawn straight into the map where its
-    /// opacity reaches the threshold: one bind group per band.
-    Threshold(RenderPipeline, Vec<BindGroup>),
-}
-
-/// On a shadow view whose light casts each splat on its own: the opacity threshold
-/// (`SplatShadowDepth::threshold`).
-#[derive(Component, Clone, Copy)]
-pub struct ShadowThreshold(pub f32);
 
 /// The layers and working buffers the shadow views share, by shape.
 #[derive(Resource, Default)]
@@ -73,14 +59,7 @@ pub struct ShadowWork(SharedWork);
 
 /// What a shadow view keeps while it draws splats, dropped together when it draws
 /// none (giving its buffers back).
-type ShadowViewState = (
-    ViewDraw,
-    ViewBuffers,
-    ShadowFrame,
-    ViewLod,
-    StillShadow,
-    ShadowThreshold,
-);
+type ShadowViewState = (ViewDraw, ViewBuffers, ShadowFrame, ViewLod, StillShadow);
 
 /// The scene depth a shadow view's tile render tests against: a 1×1 texture that
 /// wgpu initialises to 0, the far plane, so that nothing stops a pixel early (the
@@ -128,7 +107,6 @@ type ShadowLight<'a> = (
     Option<&'a SplatLod>,
     Has<RedrawSplatShadows>,
     Option<&'a SplatShadowScale>,
-    Option<&'a SplatShadowDepth>,
 );
 
 /// The light (render entity) a shadow view belongs to.
@@ -182,17 +160,10 @@ pub fn prepare_shadow_views(
         // What the light asks of its views. A light with `SplatLod` draws each as a
         // cut, as a camera does; the view's LOD state is made when the light asks and
         // dropped when it stops.
-        let (light_main, lod_settings, redraw, scale, depth) = match lights.get(light_of(light)) {
-            Ok((main, lod, redraw, scale, depth)) => (
-                Some(main.id()),
-                lod,
-                redraw,
-                scale.copied(),
-                depth.copied().unwrap_or_default(),
-            ),
-            Err(_) => (None, None, true, None, SplatShadowDepth::default()),
+        let (light_main, lod_settings, redraw, scale) = match lights.get(light_of(light)) {
+            Ok((main, lod, redraw, scale)) => (Some(main.id()), lod, redraw, scale.copied()),
+            Err(_) => (None, None, true, None),
         };
-        let threshold = depth.threshold();
         // The splats' surface is drawn at the light's `SplatShadowScale` of its map.
         let map_size = UVec2::new(view.viewport.z, view.viewport.w);
         let size = map_size / scale.unwrap_or_default().for_map(map_size.x, map_size.y);
@@ -279,8 +250,7 @@ pub fn prepare_shadow_views(
         if let Some((tag, counts)) = &counts {
             still.take_counts(*tag, counts);
         }
-        // A view that casts each splat on its own costs little anew: it keeps nothing.
-        let inputs = (!redraw && threshold.is_none())
+        let inputs = (!redraw)
             .then(|| StillInputs::of(&draw, &gpu_splats, &lod_trees))
             .flatten();
         still.plan(inputs, (size, &plan.bands), device, &memory);
@@ -303,10 +273,6 @@ pub fn prepare_shadow_views(
         if let Some(fresh) = fresh {
             entity_commands.insert(fresh);
         }
-        match threshold {
-            Some(threshold) => entity_commands.insert(ShadowThreshold(threshold)),
-            None => entity_commands.remove::<ShadowThreshold>(),
-        };
     }
     stats.retain(&drawing);
     let shared = work.0.share(&planned, device, &pipelines, &memory);
@@ -337,7 +303,6 @@ pub fn prepare_shadow_bind_groups(
             &ViewBuffers,
             Option<&ViewLod>,
             Option<&StillShadow>,
-            Option<&ShadowThreshold>,
         ),
         With<ShadowView>,
     >,
@@ -352,23 +317,8 @@ pub fn prepare_shadow_bind_groups(
     let resolve_pipeline = fragment_passes
         .depth_write
         .pipeline(&cache, CORE_3D_DEPTH_FORMAT, 1);
-    // Queued once some light casts its splats on their own.
-    let threshold_pipeline = views
-        .iter()
-        .any(|(.., threshold)| threshold.is_some())
-        .then(|| {
-            fragment_passes
-                .threshold_depth
-                .pipeline(&cache, CORE_3D_DEPTH_FORMAT)
-        })
-        .flatten();
-    for (entity, (view, draw), buffers, lod, still, threshold) in &views {
-        let threshold = threshold.map(|threshold| threshold.0);
-        let pipeline = match threshold {
-            Some(_) => threshold_pipeline.as_ref(),
-            None => resolve_pipeline.as_ref(),
-        };
-        let Some(pipeline) = pipeline else {
+    for (entity, (view, draw), buffers, lod, still) in &views {
+        let Some(pipeline) = &resolve_pipeline else {
             commands.entity(entity).remove::<ShadowFrame>();
             continue;
         };
@@ -409,38 +359,15 @@ pub fn prepare_shadow_bind_groups(
         let placed = (draw.origin, buffers.layer.viewport, scale);
         buffers
             .layer_params
-            .write_shadow(&queue, placed, threshold, CORE_3D_DEPTH_FORMAT);
-        let depth = match threshold {
-            Some(_) => ShadowDepthPass::Threshold(
-                pipeline.clone(),
-                buffers
-                    .bands
-                    .iter()
-                    .map(|band| {
-                        fragment_passes.threshold_depth.bind_group(
-                            device,
-                            ThresholdBand {
-                                view_uniform: &band.view_uniform,
-                                layer_params: &buffers.layer_params.buffer,
-                                projected: &band.work.projected,
-                            },
-                        )
-                    })
-                    .collect(),
-            ),
-            None => ShadowDepthPass::Median(
-                pipeline.clone(),
-                fragment_passes.depth_write.bind_group(
-                    device,
-                    surface,
-                    &buffers.layer_params.buffer,
-                ),
-            ),
-        };
+            .write(&queue, placed, false, CORE_3D_DEPTH_FORMAT);
+        let group =
+            fragment_passes
+                .depth_write
+                .bind_group(device, surface, &buffers.layer_params.buffer);
         commands.entity(entity).insert(ShadowFrame {
             bands,
             size: map_size,
-            depth,
+            resolve: (pipeline.clone(), group),
         });
     }
 }

@@ -8,12 +8,12 @@ use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::renderer::{RenderContext, ViewQuery};
 use wgpu::{CommandEncoder, StoreOp};
 
-use super::prepare::{ShadowDepthPass, ShadowFrame};
+use super::prepare::ShadowFrame;
 use super::still::{StillDraw, StillShadow};
 use super::timing::SplatShadowPassTimes;
-use crate::render::passes::threshold_depth::ThresholdDepthPass;
+use crate::render::passes::tile_quads::BandTiles;
 use crate::render::passes::{FragmentPasses, SplatPipelines};
-use crate::render::record::{Raster, copy_counts, record_preprocess, record_raster};
+use crate::render::record::{Raster, record_raster};
 use crate::render::view::ViewBuffers;
 use crate::render::view::band_buffers::BandBuffers;
 use crate::render::view::lod::ViewLod;
@@ -101,56 +101,43 @@ fn record(
         let span = diagnostics.time_span(encoder, name);
         let draw = still.map_or(StillDraw::Anew, |still| still.draw);
         let kept = still.and_then(StillShadow::kept);
-        let raster = Raster {
-            bands: &frame.bands,
-            buffers,
-            multisampled_depth: false,
-            picks: None,
-            lod: *lod,
-            light: None,
-            counts_tag: still.map_or(0, |still| still.frame),
-        };
-        match (&frame.depth, draw, kept) {
-            (ShadowDepthPass::Threshold(pipeline, groups), ..) => {
-                record_preprocess(encoder, &per_stage, None, pipelines, &raster);
-                copy_counts(encoder, &raster);
-                let mut pass =
-                    map_pass(encoder, shadow_view, frame, "splat shadow threshold depth");
-                let counters = buffers.bands.iter().map(|band| &band.work.counters);
-                ThresholdDepthPass::encode(&mut pass, pipeline, groups.iter().zip(counters));
+        match (draw, kept) {
+            (StillDraw::FromKept, Some(kept)) => {
+                resolve(encoder, fragment_passes, (shadow_view, frame), kept.tiles());
             }
-            (ShadowDepthPass::Median(pipeline, group), StillDraw::FromKept, Some(kept)) => {
-                let mut pass = map_pass(encoder, shadow_view, frame, "splat shadow depth write");
-                let depth_write = &fragment_passes.depth_write;
-                depth_write.encode(&mut pass, pipeline, group, kept.tiles());
-            }
-            (ShadowDepthPass::Median(pipeline, group), ..) => {
+            _ => {
+                let raster = Raster {
+                    bands: &frame.bands,
+                    buffers,
+                    multisampled_depth: false,
+                    picks: None,
+                    lod: *lod,
+                    light: None,
+                    counts_tag: still.map_or(0, |still| still.frame),
+                };
                 record_raster(encoder, &per_stage, None, pipelines, &raster);
                 if let (StillDraw::AnewAndKeep, Some(kept)) = (draw, kept) {
                     kept.copy_from(encoder, buffers);
                 }
                 let bands = buffers.bands.iter().map(BandBuffers::tiles);
-                let mut pass = map_pass(encoder, shadow_view, frame, "splat shadow depth write");
-                let depth_write = &fragment_passes.depth_write;
-                depth_write.encode(&mut pass, pipeline, group, bands);
+                resolve(encoder, fragment_passes, (shadow_view, frame), bands);
             }
         }
         span.end(encoder);
     }
 }
 
-/// A render pass over the light's layer of its map: the first pass there this frame
-/// clears it (`get_attachment`), so it is right whether or not Bevy drew meshes into
-/// it. The median's depth write covers the tiles the view's splats reach (this
-/// frame's or the kept ones); the threshold depth, the splats themselves.
-fn map_pass<'e>(
-    encoder: &'e mut CommandEncoder,
-    shadow_view: &ShadowView,
-    frame: &ShadowFrame,
-    label: &'static str,
-) -> wgpu::RenderPass<'e> {
+/// The depth write into the light's layer, over the tiles the view's splats reach
+/// (`bands`' runs, this frame's or the kept ones): the first pass there this frame
+/// clears it (`get_attachment`), so it is right whether or not Bevy drew meshes into it.
+fn resolve<'a>(
+    encoder: &mut CommandEncoder,
+    fragment_passes: &FragmentPasses,
+    (shadow_view, frame): (&ShadowView, &ShadowFrame),
+    bands: impl IntoIterator<Item = BandTiles<'a>>,
+) {
     let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some(label),
+        label: Some("splat shadow depth write"),
         color_attachments: &[],
         depth_stencil_attachment: Some(shadow_view.depth_attachment.get_attachment(StoreOp::Store)),
         timestamp_writes: None,
@@ -159,5 +146,8 @@ fn map_pass<'e>(
     });
     let size = frame.size.as_vec2();
     pass.set_viewport(0.0, 0.0, size.x, size.y, 0.0, 1.0);
-    pass
+    let (pipeline, group) = &frame.resolve;
+    fragment_passes
+        .depth_write
+        .encode(&mut pass, pipeline, group, bands);
 }

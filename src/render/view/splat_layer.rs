@@ -133,46 +133,19 @@ impl LayerParams {
     pub fn write(
         &self,
         queue: &wgpu::Queue,
-        placed: (UVec2, UVec2, u32),
-        linearize: bool,
-        format: wgpu::TextureFormat,
-    ) {
-        let params = Self::uniform(placed, linearize, format);
-        queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
-    }
-
-    /// A shadow view's: placed as [`Self::write`] places it in a depth map of
-    /// `format`, with the opacity from which a splat casts on its own where the light
-    /// draws with `SplatShadowDepth::Threshold`.
-    pub fn write_shadow(
-        &self,
-        queue: &wgpu::Queue,
-        placed: (UVec2, UVec2, u32),
-        threshold: Option<f32>,
-        format: wgpu::TextureFormat,
-    ) {
-        let params = CompositeUniform {
-            shadow_threshold: threshold.unwrap_or(0.0),
-            ..Self::uniform(placed, false, format)
-        };
-        queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
-    }
-
-    fn uniform(
         (origin, viewport, texel_scale): (UVec2, UVec2, u32),
         linearize: bool,
         format: wgpu::TextureFormat,
-    ) -> CompositeUniform {
-        CompositeUniform {
+    ) {
+        let params = CompositeUniform {
             viewport_origin: origin.to_array(),
             linearize: u32::from(linearize),
             srgb_levels: CompositeUniform::srgb_levels(format),
             tiles_across: tiles_for(viewport).x,
             viewport_size: viewport.to_array(),
             texel_scale: texel_scale.max(1),
-            shadow_threshold: 0.0,
-            _pad: [0; 3],
-        }
+        };
+        queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
     }
 }
 
