@@ -107,6 +107,15 @@ pub struct LodFeedback {
 }
 
 impl LodFeedback {
+    /// No node counted: what a view that does not count steers by.
+    pub fn none() -> Self {
+        Self {
+            leaves_in_view: 0,
+            own: vec![0; LOD_BINS],
+            parent: vec![0; LOD_BINS],
+        }
+    }
+
     /// Reads the GPU's words (`LOD_FEEDBACK_WORDS` of them); `None` if too few.
     pub fn from_words(words: &[u32]) -> Option<Self> {
         if words.len() < LOD_FEEDBACK_WORDS {

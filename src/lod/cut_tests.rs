@@ -236,17 +236,13 @@ fn a_pixel_floor_stops_splitting_however_large_the_budget() {
 /// Under an unlimited budget the counts steer nothing: the controller takes the same
 /// thresholds, frame after frame, from real counts as from none (all zeros), with and
 /// without a pixel floor and a blend. Shadow views rely on it to skip the counting
-/// (`LodFrame::counted_for_budget`).
+/// (`ViewLod::counts_for`).
 #[test]
 fn an_unlimited_budget_takes_the_same_thresholds_without_counts() {
     let splats = random_cloud(3000, 29);
     let tree = SplatLodTree::build(&splats);
     let spheres = LodSpheres::new(&tree, &splats);
-    let none = LodFeedback {
-        leaves_in_view: 0,
-        own: vec![0; LOD_BINS],
-        parent: vec![0; LOD_BINS],
-    };
+    let none = LodFeedback::none();
     for (camera, floor, half_octaves) in [
         (Vec3::new(0.5, 1.0, 9.0), 0.01, 0.0),
         (Vec3::new(0.2, -0.3, 3.0), 0.004, 0.5),

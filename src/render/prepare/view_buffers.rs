@@ -175,10 +175,11 @@ pub fn prepare_splat_view_buffers(
             .any(|(_, cloud, _)| lod_trees.stream(cloud.asset).is_some());
         let finest = SplatLod::with_budget(u32::MAX);
         let cut_settings = lod_settings.or(streamed.then_some(&finest));
+        // A camera always counts: its stats report the leaves in view.
         let lod = ViewLod::follow(
             &mut commands,
             entity,
-            cut_settings,
+            (cut_settings, true),
             view_lod,
             device,
             &memory,

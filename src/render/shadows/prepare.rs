@@ -188,18 +188,18 @@ pub fn prepare_shadow_views(
             camera.near = camera.near.min(nearest - 1e-3 * nearest.abs().max(1.0));
         }
         let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
+        let counts = lod_settings.is_some_and(ViewLod::counts_for);
         let lod = ViewLod::follow(
             &mut commands,
             entity,
-            lod_settings,
+            (lod_settings, counts),
             view_lod,
             device,
             &memory,
             camera.focal[1],
             splats,
         )
-        .zip(lod_settings)
-        .map(|((frame, _), settings)| frame.counted_for_budget(settings));
+        .map(|(frame, _)| frame);
         let (instances, _, dispatches) = plan_dispatches(
             &drawn,
             &camera,

@@ -25,21 +25,6 @@ pub struct LodFrame {
     pub counted: bool,
 }
 
-impl LodFrame {
-    /// For a view that reports no leaves in view (a shadow view): the nodes counted
-    /// only where `settings`' budget can bind. Under an unlimited budget the
-    /// controller's threshold is the pixel floor's (or the leaves') whatever the
-    /// counts say (`LodController::update` with no counts picks the same), and the
-    /// counting costs the preprocess a workgroup atomic or two for every node in view,
-    /// on bins that neighbouring nodes share.
-    pub fn counted_for_budget(self, settings: &SplatLod) -> Self {
-        Self {
-            counted: settings.budget != u32::MAX,
-            ..self
-        }
-    }
-}
-
 /// A view's LOD state: its feedback buffer and threshold.
 #[derive(Component)]
 pub struct ViewLod {
@@ -48,6 +33,9 @@ pub struct ViewLod {
     controller: LodController,
     /// The latest counts back from the GPU.
     latest: Option<LodFeedback>,
+    /// Whether this frame's preprocess counts (`LodFrame::counted`): a view that does
+    /// not neither clears its feedback nor copies it back.
+    counting: bool,
     _bytes: GpuBytes,
 }
 
@@ -70,19 +58,30 @@ impl ViewLod {
             ),
             controller: LodController::default(),
             latest: None,
+            counting: true,
         }
     }
 
-    /// Called before a frame is planned: takes in the counts that came back and
-    /// returns the cut to draw. `focal` (pixels per unit of size) turns the
-    /// settings' pixel scale into a size; `total_leaves` is every splat the view's
-    /// clouds hold.
+    /// Whether a view that reports no leaves in view (a shadow view) counts its nodes:
+    /// only where `settings`' budget can bind. Under an unlimited budget the
+    /// controller's threshold is the pixel floor's (or the leaves') whatever the
+    /// counts say (`LodController::update` with no counts picks the same), and the
+    /// counting costs the preprocess a workgroup atomic or two for every node in view,
+    /// on bins that neighbouring nodes share, and the frame a clear and a copy.
+    pub fn counts_for(settings: &SplatLod) -> bool {
+        settings.budget != u32::MAX
+    }
+
+    /// Called before a frame is planned: takes in the counts that came back (or, for
+    /// a view that does not `count`, steps the controller on none) and returns the
+    /// cut to draw. `focal` (pixels per unit of size) turns the settings' pixel scale
+    /// into a size; `total_leaves` is every splat the view's clouds hold.
     pub fn plan(
         &mut self,
         device: &Device,
         settings: &SplatLod,
-        focal: f32,
-        total_leaves: u64,
+        (focal, total_leaves): (f32, u64),
+        count: bool,
     ) -> LodFrame {
         let half_octaves = settings.half_octaves();
         let pixel_floor = if settings.pixel_scale.is_finite() && focal > 0.0 {
@@ -90,7 +89,12 @@ impl ViewLod {
         } else {
             0.0
         };
-        if let Some(feedback) = self
+        self.counting = count;
+        if !count {
+            let none = LodFeedback::none();
+            self.controller
+                .update(&none, settings.budget, pixel_floor, half_octaves);
+        } else if let Some(feedback) = self
             .staging
             .poll(device, |data| {
                 let words: Vec<u32> = data
@@ -109,19 +113,20 @@ impl ViewLod {
             threshold: self.controller.threshold(total_leaves, settings.budget),
             half_octaves,
             floor: pixel_floor,
-            counted: true,
+            counted: count,
         }
     }
 
     /// A view's cut this frame, for a view (a camera, or a light's shadow view) whose
     /// `settings` ask for one: the state on the view plans it, made when the view starts
-    /// asking and dropped when it stops. Returns the cut and the splats in view that the
-    /// latest counts report.
+    /// asking and dropped when it stops. `count`: whether the view counts its nodes
+    /// (every camera; a shadow view as [`Self::counts_for`] says). Returns the cut and
+    /// the splats in view that the latest counts report.
     #[expect(clippy::too_many_arguments, reason = "one view's LOD inputs, named")]
     pub fn follow(
         commands: &mut Commands,
         view: Entity,
-        settings: Option<&SplatLod>,
+        (settings, count): (Option<&SplatLod>, bool),
         state: Option<Mut<ViewLod>>,
         device: &Device,
         memory: &SplatMemory,
@@ -129,7 +134,7 @@ impl ViewLod {
         total_leaves: u64,
     ) -> Option<(LodFrame, u32)> {
         let plan = |lod: &mut ViewLod, settings| {
-            let frame = lod.plan(device, settings, focal, total_leaves);
+            let frame = lod.plan(device, settings, (focal, total_leaves), count);
             (frame, lod.latest().map_or(0, |f| f.leaves_in_view))
         };
         match (settings, state) {
@@ -153,14 +158,20 @@ impl ViewLod {
         self.latest.as_ref()
     }
 
-    /// Called while encoding, before the preprocess: a zeroed feedback buffer.
+    /// Called while encoding, before the preprocess: a zeroed feedback buffer, where
+    /// the view counts.
     pub fn clear(&self, encoder: &mut CommandEncoder) {
-        encoder.clear_buffer(&self.feedback, 0, None);
+        if self.counting {
+            encoder.clear_buffer(&self.feedback, 0, None);
+        }
     }
 
     /// Called while encoding, after the preprocess: the counts copied for reading back
-    /// if the staging buffer is free.
+    /// if the view counts and the staging buffer is free.
     pub fn copy_back(&self, encoder: &mut CommandEncoder) {
+        if !self.counting {
+            return;
+        }
         self.staging.copy_if_free(encoder, |encoder, staging| {
             encoder.copy_buffer_to_buffer(&self.feedback, 0, staging, 0, LOD_FEEDBACK_BYTES);
         });
