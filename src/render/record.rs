@@ -96,10 +96,16 @@ pub(crate) struct Raster<'a> {
 /// Records a view's compute stages, preprocess to tile render (and its picks), into
 /// its splat layer, then the copy of its bands' counters for the read-back. Camera
 /// views and shadow views both draw through it.
+///
+/// With `per_stage` (the view's stages are timed) each stage is a compute pass of its
+/// own, at whose ends its timestamps and diagnostic span are written; otherwise all
+/// of them share one pass, since every compute pass costs the GPU about 5 µs of its
+/// own even where nothing waits (`examples/dispatch_cost.rs`, BENCHMARKS.md): some
+/// 30 µs a view. Within a pass, as across passes, wgpu orders each dispatch after the
+/// ones whose buffers it reads.
 pub(crate) fn record_raster<D: RecordDiagnostics>(
     encoder: &mut CommandEncoder,
-    diagnostics: &D,
-    timestamps: Option<&PassTimestamps>,
+    (diagnostics, timestamps, per_stage): (&D, Option<&PassTimestamps>, bool),
     pipelines: &SplatPipelines,
     raster: &Raster<'_>,
 ) {
@@ -119,145 +125,133 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     if let Some(lod) = raster.lod {
         lod.clear(encoder);
     }
-    stage(
-        encoder,
-        diagnostics,
-        timestamps,
-        SplatStage::Preprocess,
-        |pass| {
-            for (band, _) in bands() {
-                for dispatch in &band.preprocess {
-                    pipelines.preprocess.encode(
-                        pass,
-                        &dispatch.bind_group,
-                        dispatch.params_offset,
-                        dispatch.threads,
-                        (dispatch.compact, dispatch.variant, dispatch.receive),
-                    );
-                }
-                pipelines.indirect.encode_visible(pass, &band.indirect);
+    let preprocess = |pass: &mut ComputePass<'_>| {
+        for (band, _) in bands() {
+            for dispatch in &band.preprocess {
+                pipelines.preprocess.encode(
+                    pass,
+                    &dispatch.bind_group,
+                    dispatch.params_offset,
+                    dispatch.threads,
+                    (dispatch.compact, dispatch.variant, dispatch.receive),
+                );
             }
-            // Lit where the splats stand, before anything reads their colours.
-            if let Some(light) = raster.light {
-                for (index, (_, buffers)) in bands().enumerate() {
-                    light.encode(pass, index, &buffers.work.counters);
-                }
+            pipelines.indirect.encode_visible(pass, &band.indirect);
+        }
+        // Lit where the splats stand, before anything reads their colours.
+        if let Some(light) = raster.light {
+            for (index, (_, buffers)) in bands().enumerate() {
+                light.encode(pass, index, &buffers.work.counters);
             }
-        },
-    );
-    if let Some(lod) = raster.lod {
-        lod.copy_back(encoder);
-    }
-    stage(
-        encoder,
-        diagnostics,
-        timestamps,
-        SplatStage::DepthSort,
-        |pass| {
-            for (band, buffers) in bands() {
-                let sort = &buffers.work.depth_sort;
-                if band.indirect.prepares_depth_sort() {
-                    pipelines.sort.encode_prepared(pass, sort, DEPTH_KEY_BITS);
-                } else {
-                    pipelines.sort.encode(pass, sort, DEPTH_KEY_BITS);
-                }
+        }
+    };
+    let depth_sort = |pass: &mut ComputePass<'_>| {
+        for (band, buffers) in bands() {
+            let sort = &buffers.work.depth_sort;
+            if band.indirect.prepares_depth_sort() {
+                pipelines.sort.encode_prepared(pass, sort, DEPTH_KEY_BITS);
+            } else {
+                pipelines.sort.encode(pass, sort, DEPTH_KEY_BITS);
             }
-        },
-    );
-    stage(encoder, diagnostics, timestamps, SplatStage::Scan, |pass| {
+        }
+    };
+    let scan = |pass: &mut ComputePass<'_>| {
         for (band, buffers) in bands() {
             pipelines
                 .pair_slots
                 .encode(pass, &band.pair_slots, &buffers.work.counters);
         }
-    });
-    stage(
-        encoder,
-        diagnostics,
-        timestamps,
-        SplatStage::Duplicate,
-        |pass| {
-            for (band, buffers) in bands() {
-                pipelines
-                    .duplicate
-                    .encode(pass, &band.duplicate, &buffers.work.counters);
-            }
-        },
-    );
+    };
+    let duplicate = |pass: &mut ComputePass<'_>| {
+        for (band, buffers) in bands() {
+            pipelines
+                .duplicate
+                .encode(pass, &band.duplicate, &buffers.work.counters);
+        }
+    };
     // The bind groups read each sort's result where `RadixSort::output_index` says.
-    stage(
-        encoder,
-        diagnostics,
-        timestamps,
-        SplatStage::TileSort,
-        |pass| {
-            for (band, buffers) in bands() {
-                let sort = &buffers.work.sort;
-                if band.pair_slots.prepares_sort() {
-                    pipelines.sort.encode_prepared(pass, sort, band.key_bits);
-                } else {
-                    pipelines.sort.encode(pass, sort, band.key_bits);
-                }
+    let tile_sort = |pass: &mut ComputePass<'_>| {
+        for (band, buffers) in bands() {
+            let sort = &buffers.work.sort;
+            if band.pair_slots.prepares_sort() {
+                pipelines.sort.encode_prepared(pass, sort, band.key_bits);
+            } else {
+                pipelines.sort.encode(pass, sort, band.key_bits);
             }
-        },
-    );
-    stage(
-        encoder,
-        diagnostics,
-        timestamps,
-        SplatStage::TileRange,
-        |pass| {
-            for (band, buffers) in bands() {
-                pipelines
-                    .tile_range
-                    .encode(pass, &band.tile_range, &buffers.work.counters);
-                pipelines
-                    .tile_split
-                    .encode(pass, &band.tile_split, band.bins);
-                pipelines
-                    .tile_order
-                    .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
-                // Only bands with room for chunks of long lists (shadow views') file any.
-                if buffers.work.capacity.chunk_capacity() > 0 {
-                    pipelines.indirect.encode_chunks(pass, &band.indirect);
-                }
+        }
+    };
+    let tile_range = |pass: &mut ComputePass<'_>| {
+        for (band, buffers) in bands() {
+            pipelines
+                .tile_range
+                .encode(pass, &band.tile_range, &buffers.work.counters);
+            pipelines
+                .tile_split
+                .encode(pass, &band.tile_split, band.bins);
+            pipelines
+                .tile_order
+                .encode(pass, &band.tile_order, band.tiles.x * band.tiles.y);
+            // Only bands with room for chunks of long lists (shadow views') file any.
+            if buffers.work.capacity.chunk_capacity() > 0 {
+                pipelines.indirect.encode_chunks(pass, &band.indirect);
             }
-        },
-    );
+        }
+    };
     // The picks are timed with the tile render: a workgroup per pointer, next to a
     // workgroup per tile.
-    stage(
-        encoder,
-        diagnostics,
-        timestamps,
-        SplatStage::TileRender,
-        |pass| {
-            for (band, buffers) in bands() {
-                pipelines.tile_render.encode(
-                    pass,
-                    &band.tile_render,
-                    (
-                        raster.multisampled_depth,
-                        TileOutputs::of(outputs.colour, outputs.median_depth),
-                    ),
-                    (
-                        &buffers.work.counters,
-                        buffers.work.capacity.chunk_capacity() > 0,
-                    ),
-                );
-            }
-            if let Some((ticket, _)) = picks {
-                for (band, _) in bands() {
-                    if let Some(group) = &band.pick {
-                        let multisampled = raster.multisampled_depth;
-                        pipelines
-                            .pick
-                            .encode(pass, group, multisampled, ticket.pixels());
-                    }
+    let tile_render = |pass: &mut ComputePass<'_>| {
+        for (band, buffers) in bands() {
+            pipelines.tile_render.encode(
+                pass,
+                &band.tile_render,
+                (
+                    raster.multisampled_depth,
+                    TileOutputs::of(outputs.colour, outputs.median_depth),
+                ),
+                (
+                    &buffers.work.counters,
+                    buffers.work.capacity.chunk_capacity() > 0,
+                ),
+            );
+        }
+        if let Some((ticket, _)) = picks {
+            for (band, _) in bands() {
+                if let Some(group) = &band.pick {
+                    let multisampled = raster.multisampled_depth;
+                    pipelines
+                        .pick
+                        .encode(pass, group, multisampled, ticket.pixels());
                 }
             }
-        },
-    );
+        }
+    };
+    let stages: [(SplatStage, &dyn Fn(&mut ComputePass<'_>)); 7] = [
+        (SplatStage::Preprocess, &preprocess),
+        (SplatStage::DepthSort, &depth_sort),
+        (SplatStage::Scan, &scan),
+        (SplatStage::Duplicate, &duplicate),
+        (SplatStage::TileSort, &tile_sort),
+        (SplatStage::TileRange, &tile_range),
+        (SplatStage::TileRender, &tile_render),
+    ];
+    if per_stage {
+        for (splat_stage, record) in stages {
+            stage(encoder, diagnostics, timestamps, splat_stage, record);
+        }
+    } else {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("splat stages"),
+            timestamp_writes: None,
+        });
+        for (_, record) in stages {
+            record(&mut pass);
+        }
+    }
+    // The feedback the preprocess counted, once every stage is recorded (no later
+    // stage touches it).
+    if let Some(lod) = raster.lod {
+        lod.copy_back(encoder);
+    }
     if let Some((ticket, picks)) = picks {
         picks.copy(encoder, ticket);
     }
@@ -317,7 +311,13 @@ pub fn splat_pass(
         light,
         counts_tag: 0,
     };
-    record_raster(encoder, &diagnostics, timestamps, &pipelines, &raster);
+    let per_stage = timed || timestamps.is_some();
+    record_raster(
+        encoder,
+        (&diagnostics, timestamps, per_stage),
+        &pipelines,
+        &raster,
+    );
 
     let viewport = (
         frame.viewport_origin.as_vec2(),

@@ -115,7 +115,7 @@ fn record(
                     light: None,
                     counts_tag: still.map_or(0, |still| still.frame),
                 };
-                record_raster(encoder, &per_stage, None, pipelines, &raster);
+                record_raster(encoder, (&per_stage, None, timed), pipelines, &raster);
                 if let (StillDraw::AnewAndKeep, Some(kept)) = (draw, kept) {
                     kept.copy_from(encoder, buffers);
                 }
