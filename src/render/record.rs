@@ -1,10 +1,11 @@
 //! The splat passes of one camera, recorded in its Core3d schedule between the opaque
 //! and the transparent passes.
 //!
-//! Each stage gets its own compute pass so that, for a camera with `SplatPassTimes`,
+//! For a camera with `SplatPassTimes` each stage gets its own compute pass, so that
 //! every stage can be timed at its pass's ends (and, with Bevy's
 //! `RenderDiagnosticsPlugin`, reports as `render/gaussian_splats/<stage>/elapsed_gpu`).
-//! Other cameras time only the whole span: the timestamps cost GPU time.
+//! Other cameras time only the whole span and record their compute stages in one
+//! pass: the timestamps and the passes each cost GPU time.
 
 use bevy::ecs::prelude::*;
 use bevy::platform::time::Instant;
