@@ -19,7 +19,13 @@
 //!   written before the run;
 //! - `indirect, arguments just written`: pairs of a kernel that writes the next
 //!   dispatch's arguments and that dispatch (the counts-to-grids pattern of
-//!   `indirect.wgsl`), per dispatch of the pair.
+//!   `indirect.wgsl`), per dispatch of the pair;
+//! - `a clear, then a pass on that buffer`: as `own buffers, a pass each`, each pass
+//!   after a `clear_buffer` of its buffer (a view's counters, cleared before its
+//!   stages);
+//! - `an empty render pass on a depth map`: a render pass over a 2048² depth texture
+//!   that loads and stores it and draws nothing (a shadow view's depth write, less
+//!   its draw), per pass.
 
 use std::time::Instant;
 
@@ -55,16 +61,20 @@ enum Form {
     OwnBuffersPassEach,
     IndirectFixed,
     IndirectJustWritten,
+    ClearThenPass,
+    DepthPassEach,
 }
 
 impl Form {
-    const ALL: [Form; 6] = [
+    const ALL: [Form; 8] = [
         Form::SameBufferOnePass,
         Form::OwnBuffersOnePass,
         Form::SameBufferPassEach,
         Form::OwnBuffersPassEach,
         Form::IndirectFixed,
         Form::IndirectJustWritten,
+        Form::ClearThenPass,
+        Form::DepthPassEach,
     ];
 
     fn name(self) -> &'static str {
@@ -75,6 +85,8 @@ impl Form {
             Form::OwnBuffersPassEach => "own buffers, a pass each",
             Form::IndirectFixed => "indirect, fixed arguments",
             Form::IndirectJustWritten => "indirect, arguments just written",
+            Form::ClearThenPass => "a clear, then a pass on that buffer",
+            Form::DepthPassEach => "an empty render pass on a depth map",
         }
     }
 }
@@ -86,7 +98,10 @@ struct Kit {
     write_args: wgpu::ComputePipeline,
     /// `touch` over the shared buffer, then over each own buffer.
     shared_group: wgpu::BindGroup,
+    own: Vec<wgpu::Buffer>,
     own_groups: Vec<wgpu::BindGroup>,
+    /// A 2048² depth map, as a light's.
+    depth: wgpu::TextureView,
     /// `write_args` over the shared buffer and the arguments.
     args_group: wgpu::BindGroup,
     args: wgpu::Buffer,
@@ -111,7 +126,7 @@ fn main() {
             std::process::exit(1);
         };
         println!(
-            "{:<36} {:>8} {:>8} {:>8}   (µs per dispatch, {DISPATCHES} a run, {RUNS} runs; \
+            "{:<36} {:>8} {:>8} {:>8}   (µs per dispatch or pass, {DISPATCHES} a run, {RUNS} runs; \
              indirect arguments {}validated)",
             "form",
             "median",
@@ -193,7 +208,7 @@ impl Kit {
             device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
                 contents: &[0; 256],
-                usage: wgpu::BufferUsages::STORAGE,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             })
         };
         let touch_group = |buffer: &wgpu::Buffer| {
@@ -244,9 +259,27 @@ impl Kit {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let depth = device
+            .create_texture(&wgpu::TextureDescriptor {
+                label: Some("depth map"),
+                size: wgpu::Extent3d {
+                    width: 2048,
+                    height: 2048,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: wgpu::TextureFormat::Depth32Float,
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                view_formats: &[],
+            })
+            .create_view(&Default::default());
         Self {
             shared_group: touch_group(&shared),
             own_groups: own.iter().map(touch_group).collect(),
+            own,
+            depth,
             device,
             queue,
             touch,
@@ -291,6 +324,34 @@ impl Kit {
                         _ => pass.set_bind_group(0, &self.shared_group, &[]),
                     }
                     pass.dispatch_workgroups(1, 1, 1);
+                }
+            }
+            Form::ClearThenPass => {
+                for i in 0..DISPATCHES {
+                    encoder.clear_buffer(&self.own[i], 0, None);
+                    let mut pass = begin_pass(&mut encoder);
+                    pass.set_pipeline(&self.touch);
+                    pass.set_bind_group(0, &self.own_groups[i], &[]);
+                    pass.dispatch_workgroups(1, 1, 1);
+                }
+            }
+            Form::DepthPassEach => {
+                for _ in 0..DISPATCHES {
+                    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                        label: Some("empty depth pass"),
+                        color_attachments: &[],
+                        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                            view: &self.depth,
+                            depth_ops: Some(wgpu::Operations {
+                                load: wgpu::LoadOp::Load,
+                                store: wgpu::StoreOp::Store,
+                            }),
+                            stencil_ops: None,
+                        }),
+                        timestamp_writes: None,
+                        occlusion_query_set: None,
+                        multiview_mask: None,
+                    });
                 }
             }
             Form::IndirectJustWritten => {
