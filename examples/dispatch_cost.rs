@@ -96,8 +96,9 @@ struct Kit {
     queue: wgpu::Queue,
     touch: wgpu::ComputePipeline,
     write_args: wgpu::ComputePipeline,
-    /// `touch` over the shared buffer, then over each own buffer.
+    /// `touch` over the buffer every dispatch of the `same buffer` forms shares.
     shared_group: wgpu::BindGroup,
+    /// The buffers of the `own buffers` forms, one a dispatch, and `touch` over each.
     own: Vec<wgpu::Buffer>,
     own_groups: Vec<wgpu::BindGroup>,
     /// A 2048² depth map, as a light's.
@@ -292,6 +293,16 @@ impl Kit {
         }
     }
 
+    /// `touch` over the buffer dispatch `i` of `form` writes: its own, or the shared one.
+    fn touch_group(&self, form: Form, i: usize) -> &wgpu::BindGroup {
+        match form {
+            Form::OwnBuffersOnePass | Form::OwnBuffersPassEach | Form::ClearThenPass => {
+                &self.own_groups[i]
+            }
+            _ => &self.shared_group,
+        }
+    }
+
     /// One run of `form`: GPU µs per dispatch.
     fn run(&self, form: Form) -> f64 {
         let mut encoder = self
@@ -303,10 +314,7 @@ impl Kit {
                 let mut pass = begin_pass(&mut encoder);
                 pass.set_pipeline(&self.touch);
                 for i in 0..DISPATCHES {
-                    match form {
-                        Form::OwnBuffersOnePass => pass.set_bind_group(0, &self.own_groups[i], &[]),
-                        _ => pass.set_bind_group(0, &self.shared_group, &[]),
-                    }
+                    pass.set_bind_group(0, self.touch_group(form, i), &[]);
                     match form {
                         Form::IndirectFixed => pass.dispatch_workgroups_indirect(&self.args, 0),
                         _ => pass.dispatch_workgroups(1, 1, 1),
@@ -317,12 +325,7 @@ impl Kit {
                 for i in 0..DISPATCHES {
                     let mut pass = begin_pass(&mut encoder);
                     pass.set_pipeline(&self.touch);
-                    match form {
-                        Form::OwnBuffersPassEach => {
-                            pass.set_bind_group(0, &self.own_groups[i], &[])
-                        }
-                        _ => pass.set_bind_group(0, &self.shared_group, &[]),
-                    }
+                    pass.set_bind_group(0, self.touch_group(form, i), &[]);
                     pass.dispatch_workgroups(1, 1, 1);
                 }
             }
@@ -331,7 +334,7 @@ impl Kit {
                     encoder.clear_buffer(&self.own[i], 0, None);
                     let mut pass = begin_pass(&mut encoder);
                     pass.set_pipeline(&self.touch);
-                    pass.set_bind_group(0, &self.own_groups[i], &[]);
+                    pass.set_bind_group(0, self.touch_group(form, i), &[]);
                     pass.dispatch_workgroups(1, 1, 1);
                 }
             }
