@@ -76,7 +76,8 @@ pub struct RedrawSplatShadows;
 /// Meant with [`SplatLod`](crate::lod::SplatLod) on the light, whose `pixel_scale` counts
 /// the splats' texels: at 2 its cuts are coarser and its views cheaper (measured on
 /// an H100, BENCHMARKS.md: a directional light's four cascades with 24-texel cuts
-/// 2.68 → 1.83 ms at one commit, 1.50 ms since). Without it the views cost more:
+/// 2.68 → 1.83 ms at one commit, 1.50 ms since, 1.11 with the cascades drawn in one
+/// run). Without it the views cost more:
 /// splats smaller than a tile make as many tile pairs at half the resolution, crowded
 /// into a quarter of the tiles.
 ///

@@ -17,8 +17,10 @@ use bevy::reflect::prelude::*;
 /// `SplatLod` draws.
 ///
 /// On a light (directional, point or spot) it does the same for each of the light's
-/// shadow views, with `budget` per view and `pixel_scale` in shadow-map texels: far
-/// cascades then draw coarse nodes instead of many splats smaller than a texel.
+/// shadow views, with `pixel_scale` in shadow-map texels: far cascades then draw coarse
+/// nodes instead of many splats smaller than a texel. `budget` holds for each point or
+/// spot view, and for a directional light's cascades of one camera together (they are
+/// drawn in one run).
 ///
 /// Trees are built on a worker thread the first time a camera with `SplatLod` exists
 /// (about a second per million splats, [`SplatLodTrees`](crate::lod::SplatLodTrees));

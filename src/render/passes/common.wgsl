@@ -11,6 +11,8 @@ const WORK_CLASSES: u32 = #{WORK_CLASSES}u;
 const TILE_CHUNK_PAIRS: u32 = #{TILE_CHUNK_PAIRS}u;
 // Threads of the kernels that run over splats, pairs or tiles (`WORKGROUP_SIZE`).
 const WORKGROUP_SIZE: u32 = #{WORKGROUP_SIZE}u;
+// Cells a view's layer may hold (`MAX_LAYER_CELLS` in uniform.rs).
+const LAYER_CELLS: u32 = #{LAYER_CELLS}u;
 
 // Words of a band's counters buffer (`ViewCounters` in indirect.rs, which makes these
 // defs from its fields): visible splats, pairs needed, pairs kept (≤ capacity),
@@ -57,6 +59,26 @@ struct LayerParams {
     // target pixels per layer pixel along each axis (a shadow view drawn at a
     // `SplatShadowScale`; 1 for a camera).
     tiles: vec4<u32>,
+    // x, y: where the view's cell starts in the layer, in its pixels (0 but for the
+    // cascades of a light drawn together, `LayerCell`).
+    cell_origin: vec4<u32>,
+}
+
+// One view's part of a layer that holds several: a directional light's cascades are
+// drawn in one run of the passes, side by side in one layer, each in its own cell.
+// The instances of a cascade's clouds are taken into the first cascade's camera
+// space (scaled and moved, `shadows/cells.rs`), so that one projection puts every
+// cascade's splats in their cells; what the passes cannot fold into the instances is
+// here.
+struct LayerCell {
+    // The cascade's camera space (folded as its instances are) from the world, for a
+    // `SplatShader`'s moved splats.
+    cam_from_world: mat4x4<f32>,
+    // The cell in the layer: its first pixel (a multiple of the bin size) and its size.
+    // A splat reaches no tile outside its own cell.
+    rect: vec4<u32>,
+    // The cascade's depth buffer value of a folded distance (as `depth_from_distance`).
+    depth_from_distance: vec4<f32>,
 }
 
 struct SplatView {
@@ -82,6 +104,17 @@ struct SplatView {
     band_end_row: u32,
     // 1: orthographic (pixel = focal·x + principal), 0: perspective (focal·x/t + ...).
     orthographic: u32,
+    // The cells of the layer: 1 for a view of its own (cell 0 is then the whole
+    // viewport); with more, a projected splat's `rg` word holds its cell. They lie in
+    // a grid of `cell_columns` columns, `cell_stride` pixels apart, each `cell_size`
+    // pixels: the rects of `cells`, which `splat_rect` computes instead of indexing
+    // `cells` (a view passed by value and indexed at run time is copied whole into
+    // every thread: duplicate took 12× as long on an H100).
+    cell_count: u32,
+    cell_columns: u32,
+    cell_stride: vec2<u32>,
+    cell_size: vec2<u32>,
+    cells: array<LayerCell, LAYER_CELLS>,
 }
 
 // One splat after projection: everything the tile render needs, in 32 bytes, so that
@@ -139,6 +172,24 @@ fn reach_squared(s: ProjectedSplat) -> f32 {
     return max(SIGMA_MAX + log2(splat_opacity(s)), 0.0);
 }
 
+// The cell a projected splat belongs to: its own where the layer holds several (its
+// `rg` word, as only shadow views, which draw no colour, hold several), else 0.
+fn splat_cell(s: ProjectedSplat, view: SplatView) -> u32 {
+    return select(0u, min(s.rg, LAYER_CELLS - 1u), view.cell_count > 1u);
+}
+
+// The pixels (first x, first y, width, height) the splat may reach: its cell's.
+fn splat_rect(s: ProjectedSplat, view: SplatView) -> vec4<u32> {
+    // A view of its own (every camera) skips the grid's division.
+    if view.cell_count <= 1u {
+        return vec4<u32>(0u, 0u, view.viewport_size);
+    }
+    let cell = splat_cell(s, view);
+    let columns = max(view.cell_columns, 1u);
+    let origin = vec2<u32>(cell % columns, cell / columns) * view.cell_stride;
+    return vec4<u32>(origin, view.cell_size);
+}
+
 // Half the height of the α ≥ 1/255 ellipse: at u₀ = 0, |dy| = R / l_yy. l_yy comes from
 // Σ₂ᴅ's yy alone, so this holds for long thin splats too, where the conic's
 // determinant cancels.
@@ -150,8 +201,12 @@ fn half_height(s: ProjectedSplat) -> f32 {
 // α ≥ 1/255 ellipse reaches.
 fn splat_rows(s: ProjectedSplat, view: SplatView) -> vec2<u32> {
     let h = half_height(s);
-    let first = max(ceil((s.y - h - TILE_LAST_CENTRE) / f32(TILE_SIZE)), f32(view.band_first_row));
-    let last = min(floor((s.y + h - 0.5) / f32(TILE_SIZE)), f32(view.band_end_row) - 1.0);
+    let rect = splat_rect(s, view);
+    let rect_rows = vec2<u32>(rect.y / TILE_SIZE, (rect.y + rect.w + TILE_SIZE - 1u) / TILE_SIZE);
+    let first_row = max(view.band_first_row, rect_rows.x);
+    let end_row = min(view.band_end_row, rect_rows.y);
+    let first = max(ceil((s.y - h - TILE_LAST_CENTRE) / f32(TILE_SIZE)), f32(first_row));
+    let last = min(floor((s.y + h - 0.5) / f32(TILE_SIZE)), f32(end_row) - 1.0);
     if !(first <= last) {
         return vec2<u32>(1u, 0u);
     }
@@ -164,8 +219,9 @@ fn splat_rows(s: ProjectedSplat, view: SplatView) -> vec2<u32> {
 // duplicate agree.
 fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
     let r2 = reach_squared(s);
+    let rect = splat_rect(s, view);
     let y_lo = f32(row * TILE_SIZE) + 0.5 - s.y;
-    let y_hi = min(f32(row * TILE_SIZE) + TILE_LAST_CENTRE, f32(view.viewport_size.y) - 0.5) - s.y;
+    let y_hi = min(f32(row * TILE_SIZE) + TILE_LAST_CENTRE, f32(rect.y + rect.w) - 0.5) - s.y;
     // At height dy the ellipse spans l_xx·dx + l_yx·dy = ±sqrt(R² − l_yy²·dy²); its
     // rightmost point is at dy = −l_yx·R / (l_yy·sqrt(l_yx² + l_yy²)), its leftmost at the
     // opposite dy. Clamped into the row, those give the row's extreme columns.
@@ -182,8 +238,9 @@ fn tile_span_in_row(s: ProjectedSplat, row: u32, view: SplatView) -> vec2<i32> {
     // Tile column j holds pixel centres S·j + 0.5 ..= S·j + S − 0.5.
     let first = i32(ceil((x_left - TILE_LAST_CENTRE) / f32(TILE_SIZE)));
     let last = i32(floor((x_right - 0.5) / f32(TILE_SIZE)));
-    let max_col = i32(view.tile_count.x) - 1;
-    return vec2<i32>(max(first, 0), min(last, max_col));
+    let first_col = i32(rect.x / TILE_SIZE);
+    let last_col = i32((rect.x + rect.z + TILE_SIZE - 1u) / TILE_SIZE) - 1;
+    return vec2<i32>(max(first, first_col), min(last, last_col));
 }
 
 // Pairs are made and sorted per bin of 2×2 tiles (fewer pairs to sort than per tile),

@@ -247,6 +247,10 @@ pub struct CompositeUniform {
     /// Target texels per layer texel along each axis: a shadow view drawn at a
     /// `SplatShadowScale`; 1 for a camera.
     pub texel_scale: u32,
+    /// Where the view's cell starts in the layer (0 but for a light's cascades drawn
+    /// together).
+    pub cell_origin: [u32; 2],
+    pub _pad_cell: [u32; 2],
 }
 
 impl CompositeUniform {

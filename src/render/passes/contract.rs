@@ -21,7 +21,7 @@ use super::radix_sort::{LookBack, SortAlgorithm, SortKey};
 use super::scan::{self, ScanConfig, ScanLevel};
 use super::shader_library;
 use crate::asset::SplatGeometry;
-use crate::render::view::uniform::SplatViewUniform;
+use crate::render::view::uniform::{LayerCellUniform, SplatViewUniform};
 
 /// A struct's size and its fields' (name, byte offset), in declaration order.
 #[derive(Debug, PartialEq)]
@@ -124,9 +124,22 @@ fn the_view_uniform_matches_splat_view() {
         band_first_row,
         band_end_row,
         orthographic,
+        cell_count,
+        cell_columns,
+        cell_stride,
+        cell_size,
+        _pad_cells,
+        cells,
     });
     let wgsl = wgsl_layout(&module, Some("bevy_splat::common"), "SplatView");
     assert_same("SplatView", &rust, &wgsl);
+    let cell = rust_layout!(LayerCellUniform {
+        cam_from_world,
+        rect,
+        depth_from_distance,
+    });
+    let wgsl_cell = wgsl_layout(&module, Some("bevy_splat::common"), "LayerCell");
+    assert_same("LayerCell", &cell, &wgsl_cell);
 }
 
 #[test]
@@ -143,6 +156,7 @@ fn the_preprocess_inputs_match_their_wgsl() {
         tint,
         crop_count,
         crop_keeps,
+        cell,
         _pad_crop,
         crops,
         world_from_cloud,
@@ -240,6 +254,10 @@ fn the_layer_uniform_is_laid_out_as_composite_uniform_says() {
     assert_eq!(
         at("tiles"),
         Some(offset_of!(CompositeUniform, tiles_across) as u64)
+    );
+    assert_eq!(
+        at("cell_origin"),
+        Some(offset_of!(CompositeUniform, cell_origin) as u64)
     );
 }
 

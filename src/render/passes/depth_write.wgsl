@@ -15,7 +15,9 @@
 fn depth_write(@builtin(position) position: vec4<f32>) -> @builtin(frag_depth) f32 {
     // A shadow view drawn at a coarser scale than its map covers each map texel with
     // the layer texel it falls in.
-    let pixel = (vec2<u32>(position.xy) - params.origin_and_modes.xy) / max(params.tiles.w, 1u);
+    // A light's cascades drawn together read their own cell of the layer.
+    let pixel = (vec2<u32>(position.xy) - params.origin_and_modes.xy) / max(params.tiles.w, 1u)
+        + params.cell_origin.xy;
     let depth = textureLoad(median_depth, pixel, 0).x;
     if !(depth > 0.0) {
         discard;

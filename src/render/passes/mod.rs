@@ -165,6 +165,10 @@ pub(crate) fn crate_defs() -> Vec<library::ShaderDef> {
         ShaderDef::UInt("WORK_CLASSES", common::WORK_CLASSES),
         ShaderDef::UInt("TILE_CHUNK_PAIRS", common::TILE_CHUNK_PAIRS),
         ShaderDef::UInt("WORKGROUP_SIZE", common::WORKGROUP_SIZE),
+        ShaderDef::UInt(
+            "LAYER_CELLS",
+            crate::render::view::uniform::MAX_LAYER_CELLS as u32,
+        ),
     ];
     sizes
         .into_iter()

@@ -43,7 +43,10 @@ pub struct CloudInstance {
     /// How many of `crops` act, and how many of those keep (the rest cut).
     pub crop_count: u32,
     pub crop_keeps: u32,
-    pub _pad_crop: [u32; 2],
+    /// The layer cell its splats are drawn in: 0 but for a light's cascades drawn
+    /// together (`render::shadows::cells`).
+    pub cell: u32,
+    pub _pad_crop: u32,
     pub crops: [CropGpu; MAX_CROP_VOLUMES_GPU],
     /// For a cloud with a `SplatShader`: world space from the cloud's frame, and the
     /// shader's parameters.

@@ -7,7 +7,7 @@
 // a view that picks, where each came from goes to `sources`.
 
 #import bevy_splat::common::{
-    ALPHA_MIN, SplatView, ProjectedSplat, pack_colour_opacity, splat_rows, bin_row_spans,
+    ALPHA_MIN, LAYER_CELLS, SplatView, ProjectedSplat, pack_colour_opacity, splat_rows, bin_row_spans,
     bins_in_row, WORKGROUP_SIZE, COUNTER_DEPTH_KEY_MAX,
 }
 #import bevy_splat::preprocess::types::{CropVolume, CloudInstance, chunk, MAX_CROP_VOLUMES}
@@ -265,7 +265,7 @@ fn project_splat(thread: u32) -> vec2<u32> {
     if !changed_ok || !(opacity >= ALPHA_MIN) || any(splat_out.scale < vec3<f32>(0.0)) {
         return none;
     }
-    p = (view.cam_from_world * vec4<f32>(splat_out.position, 1.0)).xyz;
+    p = (view.cells[min(instances[instance].cell, LAYER_CELLS - 1u)].cam_from_world * vec4<f32>(splat_out.position, 1.0)).xyz;
     s = splat_out.scale;
 #ifdef RECEIVE
     world_position = splat_out.position;
@@ -346,6 +346,11 @@ fn project_splat(thread: u32) -> vec2<u32> {
     // The colour is packed below, once the SH are read; the opacity now, so that the
     // rows and bins are counted from the record exactly as duplicate will read it.
     splat.b_opacity = pack_colour_opacity(vec3<f32>(0.0), opacity).y;
+    // A layer of several cells: the splat's colour word names its cell instead (only
+    // shadow views, which draw no colour, have several), which bounds its tiles.
+    let cell = min(instances[instance].cell, LAYER_CELLS - 1u);
+    let cells = view.cell_count > 1u;
+    splat.rg = select(0u, cell, cells);
     if !finite4(vec4<f32>(splat.x, splat.y, splat.l_xx, splat.l_yy)) || !finite(splat.l_yx)
         || !(splat.l_xx > 0.0) || !(splat.l_yy > 0.0) {
         return none;
@@ -376,7 +381,7 @@ fn project_splat(thread: u32) -> vec2<u32> {
     }
     let colour = max(max(sum + 0.5, vec3<f32>(0.0)) * tint.rgb + colour_change, vec3<f32>(0.0));
     let packed = pack_colour_opacity(colour, opacity);
-    splat.rg = packed.x;
+    splat.rg = select(packed.x, cell, cells);
     splat.b_opacity = packed.y;
 
     // Past the capacity the splat is only counted: the band needs bigger buffers (or

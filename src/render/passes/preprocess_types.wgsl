@@ -40,6 +40,9 @@ struct CloudInstance {
     tint: vec4<f32>,
     crop_count: u32,
     crop_keeps: u32,
+    // The layer cell its splats are drawn in (`LayerCell`): 0 but for a light's
+    // cascades drawn together.
+    cell: u32,
     crops: array<CropVolume, MAX_CROP_VOLUMES>,
     // For a cloud with a `SplatShader`: world space from the cloud's frame, and the
     // shader's parameters.

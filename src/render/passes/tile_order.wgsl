@@ -22,7 +22,10 @@
 // workgroup (`tile_render.wgsl`); its chunks take consecutive places in the view's
 // tile chunks. A tile whose chunks do not fit is drawn whole, and fills the places it
 // took below the capacity with chunks of no tile. Only a view whose pairs come to at
-// least CHUNKED_PAIRS_PER_TILE per drawn tile cuts any.
+// least CHUNKED_PAIRS_PER_TILE per drawn tile cuts every long tile; any view cuts the
+// tiles that hold a LONG_LIST_SHARE-th of its pairs or more (a light's far cascades,
+// drawn in the cells of one run with its near ones, whose many short tiles hide them
+// from the first rule).
 
 // Bin pairs per drawn tile from which a view cuts long lists into chunks. Measured on
 // an H200 at K = 9 (chunks in every view against none): the directional light's
@@ -30,6 +33,10 @@
 // instead of 3.8 with chunks, those with 1,100 and 300 took 3.0 instead of 2.4 and 2.2
 // instead of 1.8, and the point light's faces (570 and 160–270) got slower too.
 const CHUNKED_PAIRS_PER_TILE: u32 = 2048u;
+// A tile holding this share of a view's pairs takes its workgroup longer than the
+// whole view takes the GPU's others (an H100 holds some 4,000 tile workgroups at
+// once), so the tile render would wait on it alone.
+const LONG_LIST_SHARE: u32 = 2048u;
 
 #import bevy_splat::common::{
     SplatView, work_class, linear_thread, WORK_CLASSES, WORKGROUP_SIZE,
@@ -112,7 +119,8 @@ fn tile_order_places(
     if capacities.z > 0u {
         let pairs_kept = atomicLoad(&counters[COUNTER_PAIRS_KEPT]);
         let held_in_few = pairs_kept / CHUNKED_PAIRS_PER_TILE >= class_start[0];
-        let room = select(0u, capacities.z, held_in_few);
+        let outlier = pairs >= pairs_kept / LONG_LIST_SHARE;
+        let room = select(0u, capacities.z, held_in_few || outlier);
         tile_chunks[index] = file_chunks(tile, tile_chunk_count(pairs), room);
     }
 }

@@ -23,9 +23,13 @@ fn tile_quad(
     let size = max(params.tiles.yz, vec2<u32>(1u));
     let first = vec2<u32>(run.x % across, run.x / across);
     // The run's `run.y` tiles across; a tile over the viewport's right or bottom edge
-    // ends at the edge.
+    // ends at the edge. `across` counts the layer's tiles, all cells'.
     let corner_tile = first + offset * vec2<u32>(run.y, 1u);
-    let pixel = vec2<f32>(min(corner_tile * TILE_SIZE, size));
+    // In a layer of several cells, the view's cell is its viewport: a run's part in
+    // another cell ends at this cell's edge (after it) or falls outside the viewport
+    // (before it), where nothing is rasterized.
+    let cell = params.cell_origin.xy;
+    let pixel = vec2<f32>(min(corner_tile * TILE_SIZE, cell + size)) - vec2<f32>(cell);
     let ndc = pixel / vec2<f32>(size) * 2.0 - 1.0;
     return vec4<f32>(ndc.x, -ndc.y, 0.0, 1.0);
 }

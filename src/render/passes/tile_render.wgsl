@@ -36,6 +36,7 @@
 #import bevy_splat::common::{
     T_MIN, SplatView, ProjectedSplat, splat_colour, half_height, SIGMA_MAX,
     footprint_factors, footprint_sigma, footprint_alpha, buffer_depth, TILE_SIZE,
+    LAYER_CELLS,
     TILE_CHUNK_PAIRS, NO_TILE, chunk_item_word, chunk_transmittance_word,
 }
 #import bevy_splat::common::grid::linear_group
@@ -149,6 +150,20 @@ fn listed_slot(list: u32, index: u32) -> u32 {
     }
 }
 
+// The depth mapping of the layer cell that holds `pixel` (the view's own where it has
+// one cell), read from the uniform in place: indexed in a copy of the view, the whole
+// view would be copied into every thread.
+fn cell_depth_from_distance(pixel: vec2<u32>) -> vec4<f32> {
+    var cell = 0u;
+    for (var k = 1u; k < min(view.cell_count, LAYER_CELLS); k++) {
+        let rect = view.cells[k].rect;
+        if all(pixel >= rect.xy) && all(pixel < rect.xy + rect.zw) {
+            cell = k;
+        }
+    }
+    return view.cells[cell].depth_from_distance;
+}
+
 @compute @workgroup_size(TILE_SIZE, TILE_SIZE)
 fn tile_render(
     @builtin(workgroup_id) group: vec3<u32>,
@@ -175,6 +190,8 @@ fn tile_render(
     let centre = vec2<f32>(pixel) + 0.5;
     let tile_top = f32(tile_xy.y * TILE_SIZE);
     let my_strip = 1u << (local.y / STRIP_ROWS);
+    // A tile lies in one cell of the layer, whose depth mapping its splats take.
+    let depth_from_distance = cell_depth_from_distance(tile_xy * TILE_SIZE);
 
     // Reverse-Z: nearer is larger. A splat whose depth is below the scene's is hidden.
     var scene = 0.0;
@@ -229,7 +246,7 @@ fn tile_render(
         }
         if start + thread < range.y {
             let s = next;
-            let depth = buffer_depth(view.depth_from_distance, s.depth);
+            let depth = buffer_depth(depth_from_distance, s.depth);
             batch_position[thread] = vec4<u32>(strip_mask(s, tile_top), bitcast<vec3<u32>>(vec3<f32>(s.x, s.y, depth)));
             batch_factors[thread] = footprint_factors(s);
 #ifndef SURFACE_ONLY

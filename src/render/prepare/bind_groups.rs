@@ -230,7 +230,7 @@ pub fn bind_bands(
             let lod_frame = draw.lod.map(|frame| (frame, index == 0 && frame.counted));
             band.write_uniforms(
                 queue,
-                &draw.camera,
+                (&draw.camera, draw.cells.as_ref()),
                 (draw.origin, draw.size),
                 &draw.instances,
                 dispatches,

@@ -22,7 +22,7 @@ use crate::render::passes::preprocess::{
 use crate::render::view::dispatch::{DispatchPlan, LodNodes};
 use crate::render::view::lod::LodFrame;
 use crate::render::view::picks::PickTicket;
-use crate::render::view::uniform::SplatCamera;
+use crate::render::view::uniform::{LayerCells, SplatCamera};
 use crate::shader::SplatShaderId;
 
 /// What a view draws this frame, planned in `RenderSystems::PrepareResources` and bound
@@ -43,6 +43,9 @@ pub struct ViewDraw {
     /// Its clouds receive light: the preprocess writes `LitPoint`s and the light pass
     /// runs (`render::lighting`).
     pub receive: bool,
+    /// The cells of a layer that holds several views (a light's cascades drawn
+    /// together, `render::shadows::cells`); `None` for a view of its own.
+    pub cells: Option<LayerCells>,
     /// CPU time spent planning and sizing this frame, in nanoseconds.
     pub planned_ns: u64,
 }
@@ -112,9 +115,30 @@ pub fn plan_dispatches(
     drawn: &[(Entity, &ExtractedCloud, &GpuSplats)],
     camera: &SplatCamera,
     time: f32,
+    lod: (Option<&GpuLodTrees>, Option<LodFrame>),
+    streams: Option<&GpuLodTrees>,
+) -> (Vec<CloudInstance>, Vec<Entity>, Vec<DispatchPlan>) {
+    let in_one_cell: Vec<_> = drawn
+        .iter()
+        .map(|&(entity, cloud, gpu)| (0, entity, cloud, gpu))
+        .collect();
+    plan_dispatches_in_cells(&in_one_cell, &[*camera], time, lod, streams)
+}
+
+/// [`plan_dispatches`] for a layer of several cells (`render::shadows::cells`): each
+/// cloud is seen from its cell's camera (`cameras[cell]`, folded into the layer's
+/// camera space), and an asset's instances in every cell are still preprocessed in
+/// one dispatch per chunk.
+pub fn plan_dispatches_in_cells(
+    drawn: &[(u32, Entity, &ExtractedCloud, &GpuSplats)],
+    cameras: &[SplatCamera],
+    time: f32,
     (lod_trees, cut): (Option<&GpuLodTrees>, Option<LodFrame>),
     streams: Option<&GpuLodTrees>,
 ) -> (Vec<CloudInstance>, Vec<Entity>, Vec<DispatchPlan>) {
+    let Some(camera) = cameras.first() else {
+        return Default::default();
+    };
     let reach = cut.map(|frame| ReachCut {
         threshold: frame.threshold,
         floor: frame.floor,
@@ -127,7 +151,10 @@ pub fn plan_dispatches(
         Vec<(CloudInstance, Entity)>,
     );
     let mut by_asset: Vec<Group<'_>> = Vec::new();
-    for (entity, cloud, gpu) in drawn {
+    for &(cell, entity, cloud, gpu) in drawn {
+        let Some(camera) = cameras.get(cell as usize) else {
+            continue;
+        };
         let world_from_cloud = Mat4::from(cloud.world_from_cloud);
         let cam_from_cloud = camera.cam_from_world * world_from_cloud;
         let camera_in_cloud = world_from_cloud
@@ -150,7 +177,8 @@ pub fn plan_dispatches(
             tint: cloud.tint.sanitized(),
             crop_count: 0,
             crop_keeps: 0,
-            _pad_crop: [0; 2],
+            cell,
+            _pad_crop: 0,
             crops: [CropGpu::default(); MAX_CROP_VOLUMES_GPU],
             world_from_cloud: world_from_cloud.to_cols_array_2d(),
             shader_params: cloud
@@ -158,7 +186,7 @@ pub fn plan_dispatches(
                 .map_or([[0.0; 4]; 2], |shader| shader.params.map(|v| v.to_array())),
         };
         let instance = with_crop(instance, cloud.crop.as_ref());
-        let instance = (instance, *entity);
+        let instance = (instance, entity);
         let key = (cloud.asset, cloud.shader.map(|shader| shader.id));
         match by_asset.iter_mut().find(|(k, ..)| *k == key) {
             Some((.., instances)) => instances.push(instance),

@@ -213,8 +213,10 @@ pub fn prepare_splat_view_buffers(
             None => splats,
         };
         let receive = receives_light(&drawn, &pipelines, lod.is_some());
+        let splats = u32::try_from(splats).unwrap_or(u32::MAX);
         let need = ViewNeed {
-            splats: u32::try_from(splats).unwrap_or(u32::MAX),
+            splats,
+            held_splats: splats,
             chunks: dispatches.len() as u32,
             instances: instances.len() as u32,
             tiles: tiles_for(size),
@@ -290,6 +292,7 @@ pub fn prepare_splat_view_buffers(
             pick,
             lod,
             receive,
+            cells: None,
             planned_ns: started.elapsed().as_nanos() as u64,
         });
         live.push(main_entity.id());

@@ -28,6 +28,7 @@
 use bevy::render::extract_resource::ExtractResourcePlugin;
 
 pub(crate) mod casters;
+pub(crate) mod cells;
 pub(crate) mod prepare;
 pub(crate) mod record;
 mod stats;

@@ -8,7 +8,7 @@ use bevy::render::diagnostic::RecordDiagnostics;
 use bevy::render::renderer::{RenderContext, ViewQuery};
 use wgpu::{CommandEncoder, StoreOp};
 
-use super::prepare::ShadowFrame;
+use super::prepare::{ShadowCell, ShadowFrame};
 use super::still::{StillDraw, StillShadow};
 use super::timing::SplatShadowPassTimes;
 use crate::render::passes::tile_quads::BandTiles;
@@ -23,9 +23,10 @@ use crate::render::view::lod::ViewLod;
 /// `render/gaussian_splat_shadows/shadow_directional_light_0_cascade_1/elapsed_gpu`).
 pub const SHADOW_DIAGNOSTIC_SPAN: &str = "gaussian_splat_shadows";
 
-type ShadowItem<'a> = (
-    &'a ShadowView,
-    &'a ShadowFrame,
+type ShadowItem<'a> = (Entity, &'a ShadowView, &'a ShadowFrame, &'a ShadowCell);
+
+/// A run's first view: what its passes draw with.
+type RunItem<'a> = (
     &'a ViewBuffers,
     Option<&'a ViewLod>,
     Option<&'a StillShadow>,
@@ -36,6 +37,7 @@ type ShadowItem<'a> = (
 pub fn directional_splat_shadows(
     view: ViewQuery<&ViewLightEntities>,
     shadow_views: Query<ShadowItem>,
+    runs: Query<RunItem>,
     pipelines: Option<Res<SplatPipelines>>,
     fragment_passes: Option<Res<FragmentPasses>>,
     timed: Option<Res<SplatShadowPassTimes>>,
@@ -55,9 +57,8 @@ pub fn directional_splat_shadows(
     }
     record(
         &mut ctx,
-        &pipelines,
-        &fragment_passes,
-        &cascades,
+        (&pipelines, &fragment_passes),
+        (&cascades, &runs),
         timed.is_some(),
     );
 }
@@ -66,6 +67,7 @@ pub fn directional_splat_shadows(
 /// by every camera).
 pub fn point_and_spot_splat_shadows(
     view: ViewQuery<ShadowItem>,
+    runs: Query<RunItem>,
     pipelines: Option<Res<SplatPipelines>>,
     fragment_passes: Option<Res<FragmentPasses>>,
     timed: Option<Res<SplatShadowPassTimes>>,
@@ -77,18 +79,19 @@ pub fn point_and_spot_splat_shadows(
     let views = [view.into_inner()];
     record(
         &mut ctx,
-        &pipelines,
-        &fragment_passes,
-        &views,
+        (&pipelines, &fragment_passes),
+        (&views, &runs),
         timed.is_some(),
     );
 }
 
+/// Records each run's passes (on its first view) and every view's depth write from
+/// its cell: the runs first, so that a cascade drawn in another's run finds its cell
+/// drawn whatever the order of Bevy's views.
 fn record(
     ctx: &mut RenderContext,
-    pipelines: &SplatPipelines,
-    fragment_passes: &FragmentPasses,
-    views: &[ShadowItem<'_>],
+    (pipelines, fragment_passes): (&SplatPipelines, &FragmentPasses),
+    (views, runs): (&[ShadowItem<'_>], &Query<RunItem>),
     timed: bool,
 ) {
     let diagnostics = ctx.diagnostic_recorder();
@@ -96,7 +99,15 @@ fn record(
     let encoder = ctx.command_encoder();
     // One span per view; each stage's own only with `SplatShadowPassTimes`.
     let per_stage = diagnostics.filter(|_| timed);
-    for (shadow_view, frame, buffers, lod, still) in views {
+    let leads = |(entity, .., cell): &&ShadowItem<'_>| cell.leader == *entity;
+    let order = views
+        .iter()
+        .filter(leads)
+        .chain(views.iter().filter(|v| !leads(v)));
+    for (entity, shadow_view, frame, cell) in order {
+        let Ok((buffers, lod, still)) = runs.get(cell.leader) else {
+            continue;
+        };
         let name = format!("{SHADOW_DIAGNOSTIC_SPAN}/{}", shadow_view.pass_name);
         let span = diagnostics.time_span(encoder, name);
         let draw = still.map_or(StillDraw::Anew, |still| still.draw);
@@ -106,18 +117,20 @@ fn record(
                 resolve(encoder, fragment_passes, (shadow_view, frame), kept.tiles());
             }
             _ => {
-                let raster = Raster {
-                    bands: &frame.bands,
-                    buffers,
-                    multisampled_depth: false,
-                    picks: None,
-                    lod: *lod,
-                    light: None,
-                    counts_tag: still.map_or(0, |still| still.frame),
-                };
-                record_raster(encoder, (&per_stage, None, timed), pipelines, &raster);
-                if let (StillDraw::AnewAndKeep, Some(kept)) = (draw, kept) {
-                    kept.copy_from(encoder, buffers);
+                if cell.leader == *entity {
+                    let raster = Raster {
+                        bands: &frame.bands,
+                        buffers,
+                        multisampled_depth: false,
+                        picks: None,
+                        lod,
+                        light: None,
+                        counts_tag: still.map_or(0, |still| still.frame),
+                    };
+                    record_raster(encoder, (&per_stage, None, timed), pipelines, &raster);
+                    if let (StillDraw::AnewAndKeep, Some(kept)) = (draw, kept) {
+                        kept.copy_from(encoder, buffers);
+                    }
                 }
                 let bands = buffers.bands.iter().map(BandBuffers::tiles);
                 resolve(encoder, fragment_passes, (shadow_view, frame), bands);

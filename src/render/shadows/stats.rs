@@ -1,4 +1,4 @@
-//! What the GPU counted in each shadow view, shared with the main world.
+//! What the GPU counted in each run of shadow views, shared with the main world.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -18,7 +18,10 @@ use crate::render::view::stats::SplatViewStats;
 /// view that stops drawing splats (its light gone, its clouds out of its frustum)
 /// leaves. A directional light's cascades are views of each camera (Bevy fits them to
 /// the camera's frustum), under the same names for every camera: [`Self::get`] lists
-/// every camera's, [`Self::get_for_camera`] one camera's.
+/// every camera's, [`Self::get_for_camera`] one camera's. A camera's cascades of one
+/// light are drawn in one run, each in a cell of one layer, and counted together
+/// under the first cascade's name (`…_cascade_0`): a splat two cascades see counts
+/// twice.
 ///
 /// Reflected as an opaque value: a copy made through reflection shares the stats.
 #[derive(Resource, Clone, Default, Debug, Reflect)]

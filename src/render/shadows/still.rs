@@ -31,13 +31,16 @@ use crate::render::view::band_buffers::BandCapacity;
 use crate::render::view::dispatch::{DispatchPlan, LodNodes};
 use crate::render::view::lod::LodFrame;
 use crate::render::view::readback::GpuCounts;
-use crate::render::view::uniform::SplatCamera;
+use crate::render::view::uniform::{LayerCells, SplatCamera};
 
 /// Everything a shadow view's passes read that can change from one frame to the next.
 #[derive(Clone, PartialEq)]
 pub struct StillInputs {
     camera: SplatCamera,
     size: UVec2,
+    /// A run of several views' cells (`cells`), whose depth mappings the instances
+    /// do not carry.
+    cells: Option<LayerCells>,
     /// The clouds' instances as bytes (`CloudInstance`), without the shader time, which
     /// only a `SplatShader` reads and views with one are never still.
     instances: Vec<u8>,
@@ -72,6 +75,7 @@ impl StillInputs {
         Some(Self {
             camera: draw.camera,
             size: draw.size,
+            cells: draw.cells.clone(),
             instances: bytemuck::cast_slice(&instances).to_vec(),
             dispatches: draw.dispatches.clone(),
             lod: draw.lod,

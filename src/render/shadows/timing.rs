@@ -9,6 +9,8 @@ use bevy::render::extract_resource::ExtractResource;
 /// `SplatPassTimes` does for a camera: with Bevy's `RenderDiagnosticsPlugin` each view
 /// reports `render/gaussian_splat_shadows/<view>/<stage>/elapsed_gpu` beside its whole
 /// span `render/gaussian_splat_shadows/<view>/elapsed_gpu` (which is always there).
+/// A directional light's cascades are drawn in one run, whose stages are timed under
+/// its first cascade; the other cascades' spans hold their depth writes alone.
 /// Off by default: the timestamps cost GPU time.
 #[derive(Resource, Clone, Copy, Debug, Default, Reflect, ExtractResource)]
 #[reflect(Resource, Default, Debug, Clone)]

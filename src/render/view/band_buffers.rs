@@ -11,7 +11,7 @@ use wgpu::{Buffer, BufferUsages, Device};
 use super::buffer_plan::SharedBuffers;
 use super::dispatch::Dispatch;
 use super::lod::LodFrame;
-use super::uniform::{BandUniform, SplatCamera, SplatViewUniform};
+use super::uniform::{BandUniform, LayerCells, SplatCamera, SplatViewUniform};
 use crate::asset::SplatStorage;
 use crate::render::memory::{GpuBytes, SplatMemory};
 use crate::render::passes::SplatPipelines;
@@ -374,7 +374,7 @@ impl BandBuffers {
     pub fn write_uniforms(
         &self,
         queue: &wgpu::Queue,
-        camera: &SplatCamera,
+        (camera, cells): (&SplatCamera, Option<&LayerCells>),
         (origin, size): (UVec2, UVec2),
         instances: &[CloudInstance],
         dispatches: &[Dispatch<'_>],
@@ -387,11 +387,12 @@ impl BandBuffers {
             first_row: capacity.rows.start,
             end_row: capacity.rows.end,
         };
-        queue.write_buffer(
-            &self.view_uniform,
-            0,
-            bytemuck::bytes_of(&camera.uniform(origin, size, band)),
-        );
+        let mut uniform = camera.uniform(origin, size, band);
+        // A layer of several cells (`render::shadows::cells`) replaces the view's own.
+        if let Some(cells) = cells {
+            cells.apply(&mut uniform);
+        }
+        queue.write_buffer(&self.view_uniform, 0, bytemuck::bytes_of(&uniform));
         // The same for every view over this work.
         queue.write_buffer(
             &self.work.capacities,

@@ -116,8 +116,10 @@ pub fn first_bands(splats: u32, rows: u32, limits: &BandLimits) -> Vec<Band> {
 }
 
 /// The bands for the next frame, from the bands now and what each needed in a
-/// reported frame (`needs[i]` for `bands[i]`). `splats` is every splat of the view's
-/// clouds.
+/// reported frame (`needs[i]` for `bands[i]`). `(held, all)`: what a view drawn in
+/// one band keeps room for whatever it drew (every splat of a camera's clouds; a run
+/// of shadow cells, its largest cell's), and every splat of its clouds, the most it
+/// can ever need.
 ///
 /// A band that outgrew a binding is cut in two (by rows); two neighbours that each
 /// need at most half a binding are joined. A cut band's halves need more than one
@@ -129,7 +131,7 @@ pub fn first_bands(splats: u32, rows: u32, limits: &BandLimits) -> Vec<Band> {
 pub fn next_bands(
     bands: &[Band],
     needs: &[BandNeed],
-    splats: u32,
+    (held, all): (u32, u32),
     limits: &BandLimits,
 ) -> Vec<Band> {
     let mut next: Vec<(Band, Option<BandNeed>)> = Vec::with_capacity(bands.len() + 1);
@@ -170,7 +172,7 @@ pub fn next_bands(
     }
     let mut next: Vec<Band> = next.into_iter().map(|(band, _)| band).collect();
     if let [only] = next.as_mut_slice() {
-        only.splats = splats.min(limits.max_splats);
+        only.splats = only.splats.max(held).min(all).min(limits.max_splats);
     }
     next
 }
@@ -271,7 +273,12 @@ mod tests {
     #[test]
     fn an_overflowing_band_is_cut_in_two() {
         let bands = [band(0..30, 100_000, 400_000)];
-        let next = next_bands(&bands, &[need(150_000, 300_000)], 200_000, &LIMITS);
+        let next = next_bands(
+            &bands,
+            &[need(150_000, 300_000)],
+            (200_000, 200_000),
+            &LIMITS,
+        );
         assert_eq!(
             next,
             [
@@ -280,12 +287,17 @@ mod tests {
             ]
         );
         // Too many pairs cuts as well; a band of one row cannot be cut.
-        let next = next_bands(&next, &[need(10, 500_000), need(10, 10)], 200_000, &LIMITS);
+        let next = next_bands(
+            &next,
+            &[need(10, 500_000), need(10, 10)],
+            (200_000, 200_000),
+            &LIMITS,
+        );
         assert_eq!(next.len(), 3);
         assert_eq!(next[0].rows, 0..7);
         assert_eq!(next[2].rows, 15..30);
         let one_row = [band(4..5, 100_000, 400_000)];
-        let next = next_bands(&one_row, &[need(200_000, 0)], 200_000, &LIMITS);
+        let next = next_bands(&one_row, &[need(200_000, 0)], (200_000, 200_000), &LIMITS);
         assert_eq!(next[0].rows, 4..5);
     }
 
@@ -301,7 +313,7 @@ mod tests {
             need(30_000, 90_000),
             need(40_000, 90_000),
         ];
-        let next = next_bands(&bands, &needs, 200_000, &LIMITS);
+        let next = next_bands(&bands, &needs, (200_000, 200_000), &LIMITS);
         // The first two join (once per frame); the third keeps its buffers.
         assert_eq!(
             next,
@@ -315,7 +327,7 @@ mod tests {
         let next = next_bands(
             &halves,
             &[need(60_000, 10), need(60_000, 10)],
-            200_000,
+            (200_000, 200_000),
             &LIMITS,
         );
         assert_eq!(next.len(), 2);
@@ -323,7 +335,7 @@ mod tests {
         let next = next_bands(
             &halves,
             &[need(50_000, 10), need(40_000, 10)],
-            150_000,
+            (150_000, 150_000),
             &LIMITS,
         );
         assert_eq!(next, [band(0..30, 100_000, MIN_PAIRS)]);
@@ -333,7 +345,7 @@ mod tests {
     fn band_capacities_follow_their_need() {
         let bands = [band(0..10, 50_000, 100_000), band(10..20, 90_000, 100_000)];
         let needs = [need(60_000, 120_000), need(10_000, 20_000)];
-        let next = next_bands(&bands, &needs, 200_000, &LIMITS);
+        let next = next_bands(&bands, &needs, (200_000, 200_000), &LIMITS);
         assert_eq!(
             next,
             [

@@ -16,6 +16,11 @@ use crate::render::passes::tile_split::bins_for;
 pub struct ViewNeed {
     /// Splats of every cloud the view draws: the most that can be visible.
     pub splats: u32,
+    /// What the view keeps room for whatever it drew while it is drawn in one band:
+    /// `splats` for a camera, so that turning it never leaves splats out; a run of
+    /// shadow cells, its largest cell's clouds (it grows from its counts where its
+    /// cells together see more).
+    pub held_splats: u32,
     pub chunks: u32,
     pub instances: u32,
     pub tiles: UVec2,
@@ -45,7 +50,7 @@ pub fn plan_bands(
     // Bands are cut in bin rows (two tile rows): the pairs are made per bin.
     let view_bin_rows = bins_for(need.tiles).y;
     let bands: Vec<Band> = match previous {
-        None => first_bands(need.splats, view_bin_rows, limits),
+        None => first_bands(need.held_splats, view_bin_rows, limits),
         Some(old) => {
             let now: Vec<Band> = old
                 .bands
@@ -66,7 +71,8 @@ pub fn plan_bands(
                         })
                         .collect();
                     warn_about_overflow(&now, &needs, limits, need.tiles.y);
-                    let next = next_bands(&now, &needs, need.splats, limits);
+                    let held = (need.held_splats, need.splats);
+                    let next = next_bands(&now, &needs, held, limits);
                     if next.len() != now.len() {
                         debug!(
                             "splat view redrawn in {} bands (was {})",
@@ -80,7 +86,7 @@ pub fn plan_bands(
                     let mut now = now;
                     // A view in one band holds every splat of its clouds, new ones too.
                     if let [only] = now.as_mut_slice() {
-                        only.splats = only.splats.max(need.splats.min(limits.max_splats));
+                        only.splats = only.splats.max(need.held_splats.min(limits.max_splats));
                     }
                     now
                 }

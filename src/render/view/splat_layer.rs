@@ -144,6 +144,31 @@ impl LayerParams {
             tiles_across: tiles_for(viewport).x,
             viewport_size: viewport.to_array(),
             texel_scale: texel_scale.max(1),
+            cell_origin: [0; 2],
+            _pad_cell: [0; 2],
+        };
+        queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
+    }
+
+    /// The same for a view drawn in one cell of a layer that holds several
+    /// (`render::shadows::cells`): its `cell` (first pixel, size) of a layer
+    /// `layer_size` in its texels, read into a depth target.
+    pub fn write_cell(
+        &self,
+        queue: &wgpu::Queue,
+        (origin, texel_scale): (UVec2, u32),
+        (cell, layer_size): ([u32; 4], UVec2),
+        format: wgpu::TextureFormat,
+    ) {
+        let params = CompositeUniform {
+            viewport_origin: origin.to_array(),
+            linearize: 0,
+            srgb_levels: CompositeUniform::srgb_levels(format),
+            tiles_across: tiles_for(layer_size).x,
+            viewport_size: [cell[2], cell[3]],
+            texel_scale: texel_scale.max(1),
+            cell_origin: [cell[0], cell[1]],
+            _pad_cell: [0; 2],
         };
         queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
     }

@@ -35,6 +35,58 @@ pub struct SplatViewUniform {
     pub band_end_row: u32,
     /// 1 for an orthographic projection, 0 for a perspective one.
     pub orthographic: u32,
+    /// How many of `cells` the layer holds: 1 for a view of its own.
+    pub cell_count: u32,
+    /// The grid the cells lie in (`CellLayout`): its columns, how far apart the cells
+    /// start and their size, in pixels. The passes compute a cell's rect from these.
+    pub cell_columns: u32,
+    pub cell_stride: [u32; 2],
+    pub cell_size: [u32; 2],
+    pub _pad_cells: [u32; 2],
+    pub cells: [LayerCellUniform; MAX_LAYER_CELLS],
+}
+
+/// The most views one layer holds: a directional light's cascades (Bevy's
+/// `MAX_CASCADES_PER_LIGHT`) drawn in one run of the passes, each in its own cell.
+pub const MAX_LAYER_CELLS: usize = 4;
+
+/// The cells of a layer that holds several views (a light's cascades drawn in one
+/// run, `render::shadows::cells`): the grid they lie in and each one's uniform.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerCells {
+    pub columns: u32,
+    /// How far apart the cells start, in pixels.
+    pub stride: UVec2,
+    /// Each cell's size, in pixels.
+    pub size: UVec2,
+    /// At most [`MAX_LAYER_CELLS`] (more are not drawn).
+    pub cells: Vec<LayerCellUniform>,
+}
+
+impl LayerCells {
+    /// Puts them into a view's uniform, in place of its one cell.
+    pub fn apply(&self, uniform: &mut SplatViewUniform) {
+        let count = self.cells.len().min(MAX_LAYER_CELLS);
+        uniform.cells[..count].copy_from_slice(&self.cells[..count]);
+        uniform.cell_count = count as u32;
+        uniform.cell_columns = self.columns;
+        uniform.cell_stride = self.stride.to_array();
+        uniform.cell_size = self.size.to_array();
+    }
+}
+
+/// One view's cell of a layer (`LayerCell` in WGSL): what the passes cannot fold into
+/// its clouds' instances.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LayerCellUniform {
+    /// The view's camera space, folded into the layer's as its instances are, from the
+    /// world.
+    pub cam_from_world: [[f32; 4]; 4],
+    /// The cell's first pixel in the layer and its size.
+    pub rect: [u32; 4],
+    /// The view's depth buffer value of a folded distance.
+    pub depth_from_distance: [f32; 4],
 }
 
 /// What one band of a view can hold and draws: the per-band part of the uniform.
@@ -138,6 +190,16 @@ impl SplatCamera {
             band_first_row: band.first_row,
             band_end_row: band.end_row,
             orthographic: u32::from(self.orthographic),
+            cell_count: 1,
+            cell_columns: 1,
+            cell_stride: [0; 2],
+            cell_size: size.to_array(),
+            _pad_cells: [0; 2],
+            cells: [LayerCellUniform {
+                cam_from_world: self.cam_from_world.to_cols_array_2d(),
+                rect: [0, 0, size.x, size.y],
+                depth_from_distance: self.depth_from_distance,
+            }; MAX_LAYER_CELLS],
         }
     }
 }
