@@ -8,7 +8,8 @@
 //! angel on and off; its shadows come from all six faces of its cube map. `S` stops
 //! and starts the sun: a shadow view whose light, clouds and camera stand still draws
 //! from the copy of its surface it kept, nearly free (the lamp's faces always do, the
-//! sun's cascades once it and the camera stop); the window's title counts them.
+//! sun's cascades, drawn in one run, once it and the camera stop); the window's title
+//! counts them.
 //!
 //! ```text
 //! cargo run --release --example shadows
@@ -328,8 +329,9 @@ fn stop_sun(keys: Res<ButtonInput<KeyCode>>, mut stopped: ResMut<SunStopped>) {
     }
 }
 
-/// The window's title: how many of each light's shadow views draw from the surface
-/// they kept (`SplatShadowStats`), about twice a second.
+/// The window's title: how many of each light's shadow runs (a camera's cascades are
+/// one run, each cube face its own) draw from the surface they kept
+/// (`SplatShadowStats`), about twice a second.
 fn count_kept_views(
     stats: Res<SplatShadowStats>,
     suns: Query<Entity, With<Sun>>,
@@ -347,9 +349,8 @@ fn count_kept_views(
     };
     let sun = suns.iter().map(count).collect::<Vec<_>>().join(", ");
     let lamp = lamps.iter().map(count).collect::<Vec<_>>().join(", ");
-    let title = format!(
-        "shadows: splat shadow views drawn from their kept surface: sun {sun}, lamp {lamp}"
-    );
+    let title =
+        format!("shadows: splat shadow runs drawn from their kept surface: sun {sun}, lamp {lamp}");
     if *said != title {
         info!("{title}");
         for mut window in &mut windows {
