@@ -184,6 +184,62 @@ fn runs(mut casters: Vec<Caster<'_>>, max_dimension: u32) -> Vec<(Vec<Caster<'_>
     laid_out
 }
 
+/// A cloud a run draws, in the cell of the view it casts into.
+type CellCloud<'w> = (u32, Entity, &'w ExtractedCloud, &'w GpuSplats);
+
+/// Each view's camera folded into the run's first (`cells::fold`), and the cells'
+/// uniform for a run of several.
+fn fold_run(run: &[Caster<'_>], layout: &CellLayout) -> (Vec<SplatCamera>, Option<LayerCells>) {
+    let layer_camera = run[0].camera;
+    let mut cells = Vec::with_capacity(run.len());
+    let mut folded = Vec::with_capacity(run.len());
+    for (view, rect) in run.iter().zip(&layout.cells) {
+        match fold(&view.camera, &layer_camera, *rect) {
+            Some((camera, cell)) => {
+                folded.push(camera);
+                cells.push(cell);
+            }
+            // A view alone is its layer: nothing to fold.
+            None => folded.push(view.camera),
+        }
+    }
+    let cells = (run.len() > 1).then_some(LayerCells {
+        columns: layout.columns,
+        stride: layout.stride,
+        size: run[0].size,
+        cells,
+    });
+    (folded, cells)
+}
+
+/// The clouds a run draws, each with its view's cell, and (every splat of them, what
+/// the run keeps room for). A view holds every splat of its clouds from the first
+/// frame; a run of cells holds what its largest view casts (as each cascade held
+/// alone) and grows from its counts where its cells together see more, which an
+/// unlimited cascaded light does: room for the sum would be four times the memory
+/// while a cut draws a fraction of it.
+fn run_clouds<'w>(run: &[Caster<'w>]) -> (Vec<CellCloud<'w>>, (u64, u64)) {
+    let drawn: Vec<_> = run
+        .iter()
+        .enumerate()
+        .flat_map(|(cell, view)| {
+            let cell = cell as u32;
+            view.drawn
+                .iter()
+                .map(move |&(entity, cloud, gpu)| (cell, entity, cloud, gpu))
+        })
+        .collect();
+    let splats_of = |view: &Caster<'_>| -> u64 {
+        view.drawn
+            .iter()
+            .map(|(.., gpu)| u64::from(gpu.len()))
+            .sum()
+    };
+    let all = run.iter().map(splats_of).sum();
+    let held = run.iter().map(splats_of).max().unwrap_or(0);
+    (drawn, (all, held))
+}
+
 /// Plans every shadow view's draw ([`ViewDraw`]) from the clouds that cast into it,
 /// and sizes its buffers from the GPU's latest counts, as for a camera, over the work
 /// the views of one map size share ([`ShadowWork`]); the counts go to
@@ -284,46 +340,8 @@ pub fn prepare_shadow_views(
     for (run, layout) in runs(casting, max_dimension) {
         let leader = &run[0];
         let layer_camera = leader.camera;
-        // Every cascade's clouds, through its camera folded into the layer's.
-        let mut cells = Vec::with_capacity(run.len());
-        let mut folded = Vec::with_capacity(run.len());
-        for (view, rect) in run.iter().zip(&layout.cells) {
-            match fold(&view.camera, &layer_camera, *rect) {
-                Some((camera, cell)) => {
-                    folded.push(camera);
-                    cells.push(cell);
-                }
-                // A view alone is its layer: nothing to fold.
-                None => folded.push(view.camera),
-            }
-        }
-        let cells = (run.len() > 1).then_some(LayerCells {
-            columns: layout.columns,
-            stride: layout.stride,
-            size: leader.size,
-            cells,
-        });
-        let drawn: Vec<_> = run
-            .iter()
-            .enumerate()
-            .flat_map(|(cell, view)| {
-                let cell = cell as u32;
-                view.drawn
-                    .iter()
-                    .map(move |&(entity, cloud, gpu)| (cell, entity, cloud, gpu))
-            })
-            .collect();
-        let splats: u64 = drawn.iter().map(|(.., gpu)| u64::from(gpu.len())).sum();
-        // A view holds every splat of its clouds from the first frame; a run of cells
-        // holds what its largest view casts (as each cascade held alone) and grows from
-        // its counts where its cells together see more, which an unlimited cascaded
-        // light does: bounded by the sum, it would hold four times the memory while
-        // its cut draws a fraction.
-        let largest = run.iter().map(|view| {
-            let splats = view.drawn.iter().map(|(.., gpu)| u64::from(gpu.len()));
-            splats.sum::<u64>()
-        });
-        let held = largest.max().unwrap_or(0);
+        let (folded, cells) = fold_run(&run, &layout);
+        let (drawn, (splats, held)) = run_clouds(&run);
         let Ok((.., buffers, view_lod, still, _)) = views.get_mut(leader.entity) else {
             continue;
         };
