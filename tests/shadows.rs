@@ -19,8 +19,9 @@ use bevy::light::{
 };
 use bevy::math::UVec2;
 use bevy::prelude::*;
+use bevy::render::settings::WgpuSettings;
 use bevy_splat::asset::formats::ply;
-use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8};
+use bevy_splat::headless::{Headless, HeadlessCamera, Rgba8, lowered_limits};
 use bevy_splat::{
     GaussianCloud, GaussianSplats, RedrawSplatShadows, SplatGpuLimits, SplatLod, SplatMemory,
     SplatShader, SplatShaderAppExt, SplatShadowScale, SplatShadowStats, SplatViewStats,
@@ -183,6 +184,9 @@ struct Variant {
     scale: Option<u32>,
     /// The cloud carries a `SplatShader` that leaves every splat as it is.
     hooked: bool,
+    /// The device's largest 2-D texture, in texels a side: a light's cascades whose
+    /// cells do not fit one layer are drawn one by one.
+    max_texture_dimension: Option<u32>,
 }
 
 /// A splat shader that changes nothing.
@@ -212,7 +216,12 @@ impl Scene {
     /// at the end.
     fn render_measured(&self, variant: Variant) -> Rendered {
         let mut hook = None;
-        let mut headless = Headless::with(common::headless_plugins(), |app| {
+        let settings = match variant.max_texture_dimension {
+            Some(texels) => lowered_limits(|limits| limits.max_texture_dimension_2d = texels)
+                .expect("no GPU adapter"),
+            None => WgpuSettings::default(),
+        };
+        let mut headless = Headless::with_settings(common::headless_plugins(), settings, |app| {
             if variant.hooked {
                 hook = Some(app.add_splat_shader("unchanged", UNCHANGED_HOOK));
             }
@@ -621,6 +630,51 @@ fn several_cascades_cast_where_the_camera_looks_across_them() {
                 .all(|(_, s)| s.gpu_reports > 0 && s.visible_splats > 0)
         );
     }
+}
+
+/// A light's cascades drawn in one run, each in a cell of one layer with its camera
+/// folded into the first cascade's (`shadows/cells.rs`), cast what they cast drawn one
+/// by one, as on a device whose largest texture cannot hold their layer.
+#[test]
+fn cascades_drawn_in_one_run_cast_what_they_cast_drawn_one_by_one() {
+    let mut scene = angel_scene(
+        Light::Directional {
+            direction: SLANTED_SUN,
+            cascades: 4,
+        },
+        View::Perspective {
+            eye: Vec3::new(-0.8, 1.6, 2.6),
+            target: Vec3::new(0.4, -0.6, 0.0),
+            fov_y: 1.0,
+        },
+    );
+    scene.shadow_map = 512;
+    let (together, runs) = scene.render_counted(Variant::default());
+    // Four 512² cells need a layer of 1,024² texels.
+    let (apart, views) = scene.render_counted(Variant {
+        max_texture_dimension: Some(1000),
+        ..default()
+    });
+    assert_eq!((runs.len(), views.len()), (1, 4), "{runs:?} / {views:?}");
+    let visible = |views: &[(String, SplatViewStats)]| -> u32 {
+        views.iter().map(|(_, s)| s.visible_splats).sum()
+    };
+    assert_eq!(
+        visible(&runs),
+        visible(&views),
+        "the same splats, in cells or apart"
+    );
+    let bare = scene.render(Variant {
+        no_cloud: true,
+        ..default()
+    });
+    let (together, apart) = (shadow_mask(&together, &bare), shadow_mask(&apart, &bare));
+    let shadowed = apart.iter().filter(|p| **p == Some(true)).count();
+    let differ = together.iter().zip(&apart).filter(|(a, b)| a != b).count();
+    let score = iou(&together, &apart);
+    println!("in one run against one by one: IoU {score:.4}, {differ} of {shadowed} px differ");
+    assert!(shadowed > 200, "the shadow covers {shadowed} px");
+    assert!(score >= 0.99, "IoU {score:.4}");
 }
 
 /// A light's shadow views are drawn one after another, so they share one set of

@@ -119,6 +119,14 @@ pub enum HeadlessError {
 /// with storage buffer bindings of at most `bytes`: a small device's limits, on any
 /// GPU. `None` without an adapter. For [`Headless::with_settings`].
 pub fn storage_binding_limit(bytes: u64) -> Option<WgpuSettings> {
+    lowered_limits(|limits| limits.max_storage_buffer_binding_size = bytes)
+}
+
+/// Device settings like this machine's first adapter's (high performance preferred),
+/// with its limits as `lower` leaves them: a smaller device's, on any GPU (for
+/// instance 2-D textures of at most 1,000 texels a side, `max_texture_dimension_2d`).
+/// `None` without an adapter. For [`Headless::with_settings`].
+pub fn lowered_limits(lower: impl FnOnce(&mut WgpuLimits)) -> Option<WgpuSettings> {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     desc.backends = WgpuSettings::default().backends?;
     let instance = wgpu::Instance::new(desc);
@@ -127,11 +135,10 @@ pub fn storage_binding_limit(bytes: u64) -> Option<WgpuSettings> {
         ..Default::default()
     }))
     .ok()?;
+    let mut limits = adapter.limits();
+    lower(&mut limits);
     Some(WgpuSettings {
-        constrained_limits: Some(WgpuLimits {
-            max_storage_buffer_binding_size: bytes,
-            ..adapter.limits()
-        }),
+        constrained_limits: Some(limits),
         ..Default::default()
     })
 }
