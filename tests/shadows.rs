@@ -563,12 +563,13 @@ fn the_same_with_msaa_on_the_camera() {
     check_shadow(&scene, variant, "directional_msaa", 0.9);
 }
 
-#[test]
-fn several_cascades_cast_where_the_camera_looks_across_them() {
+/// The angel under a slanted sun of `cascades` cascades, seen across them from the
+/// side, with 512² maps (smaller ones keep lavapipe quick).
+fn cascaded_scene(cascades: usize) -> Scene {
     let mut scene = angel_scene(
         Light::Directional {
             direction: SLANTED_SUN,
-            cascades: 4,
+            cascades,
         },
         View::Perspective {
             eye: Vec3::new(-0.8, 1.6, 2.6),
@@ -576,8 +577,13 @@ fn several_cascades_cast_where_the_camera_looks_across_them() {
             fov_y: 1.0,
         },
     );
-    // Four maps: smaller ones keep lavapipe quick.
     scene.shadow_map = 512;
+    scene
+}
+
+#[test]
+fn several_cascades_cast_where_the_camera_looks_across_them() {
+    let scene = cascaded_scene(4);
     check_shadow(&scene, Variant::default(), "cascades", 0.9);
 
     // The four cascades are drawn in one run, each in a cell of one layer: the run
@@ -637,18 +643,7 @@ fn several_cascades_cast_where_the_camera_looks_across_them() {
 /// by one, as on a device whose largest texture cannot hold their layer.
 #[test]
 fn cascades_drawn_in_one_run_cast_what_they_cast_drawn_one_by_one() {
-    let mut scene = angel_scene(
-        Light::Directional {
-            direction: SLANTED_SUN,
-            cascades: 4,
-        },
-        View::Perspective {
-            eye: Vec3::new(-0.8, 1.6, 2.6),
-            target: Vec3::new(0.4, -0.6, 0.0),
-            fov_y: 1.0,
-        },
-    );
-    scene.shadow_map = 512;
+    let scene = cascaded_scene(4);
     let (together, runs) = scene.render_counted(Variant::default());
     // Four 512² cells need a layer of 1,024² texels.
     let (apart, views) = scene.render_counted(Variant {
@@ -688,22 +683,7 @@ fn cascades_drawn_in_one_run_cast_what_they_cast_drawn_one_by_one() {
 /// they took 1.50 ms drawn apart and 1.11 in one run). Two cameras' runs share theirs.
 #[test]
 fn the_shadow_views_of_a_light_share_their_working_buffers() {
-    let cascaded = |cascades| {
-        let mut scene = angel_scene(
-            Light::Directional {
-                direction: SLANTED_SUN,
-                cascades,
-            },
-            View::Perspective {
-                eye: Vec3::new(-0.8, 1.6, 2.6),
-                target: Vec3::new(0.4, -0.6, 0.0),
-                fov_y: 1.0,
-            },
-        );
-        scene.shadow_map = 512;
-        scene
-    };
-    let (one, four) = (cascaded(1), cascaded(4));
+    let (one, four) = (cascaded_scene(1), cascaded_scene(4));
     // Drawn anew every frame: no view keeps a copy of its surface, so what is measured
     // is the work alone.
     let drawn_anew = Variant {
