@@ -62,6 +62,9 @@ pub struct ShadowWork(SharedWork);
 /// none (giving its buffers back).
 type ShadowViewState = (ViewDraw, ViewBuffers, ShadowFrame, ViewLod, StillShadow);
 
+/// What only a run's first view keeps: the run's draw, buffers, cut and surface.
+type RunState = (ViewDraw, ViewBuffers, ViewLod, StillShadow);
+
 /// The scene depth a shadow view's tile render tests against: a 1×1 texture that
 /// wgpu initialises to 0, the far plane, so that nothing stops a pixel early (the
 /// meshes already in the shadow map win where they are nearer, in the depth write).
@@ -438,7 +441,7 @@ pub fn prepare_shadow_views(
         for (k, (view, rect)) in run.iter().zip(&layout.cells).enumerate() {
             if k > 0 {
                 // Its splats are in the first view's run.
-                commands.entity(view.entity).remove::<ShadowViewState>();
+                commands.entity(view.entity).remove::<RunState>();
             }
             let Ok((.., cell)) = views.get_mut(view.entity) else {
                 continue;

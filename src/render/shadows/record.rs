@@ -104,8 +104,13 @@ fn record(
         .iter()
         .filter(leads)
         .chain(views.iter().filter(|v| !leads(v)));
+    // A run whose first view has no frame this frame draws nothing, and its other
+    // views write nothing: the layer holds another run's surface (runs of one size
+    // share it).
+    let drawn: Vec<Entity> = views.iter().filter(leads).map(|(e, ..)| *e).collect();
     for (entity, shadow_view, frame, cell) in order {
-        let Ok((buffers, lod, still)) = runs.get(cell.leader) else {
+        let run = runs.get(cell.leader).ok();
+        let Some((buffers, lod, still)) = run.filter(|_| drawn.contains(&cell.leader)) else {
             continue;
         };
         let name = format!("{SHADOW_DIAGNOSTIC_SPAN}/{}", shadow_view.pass_name);
