@@ -321,17 +321,11 @@ impl Kit {
                     }
                 }
             }
-            Form::SameBufferPassEach | Form::OwnBuffersPassEach => {
+            Form::SameBufferPassEach | Form::OwnBuffersPassEach | Form::ClearThenPass => {
                 for i in 0..DISPATCHES {
-                    let mut pass = begin_pass(&mut encoder);
-                    pass.set_pipeline(&self.touch);
-                    pass.set_bind_group(0, self.touch_group(form, i), &[]);
-                    pass.dispatch_workgroups(1, 1, 1);
-                }
-            }
-            Form::ClearThenPass => {
-                for i in 0..DISPATCHES {
-                    encoder.clear_buffer(&self.own[i], 0, None);
+                    if matches!(form, Form::ClearThenPass) {
+                        encoder.clear_buffer(&self.own[i], 0, None);
+                    }
                     let mut pass = begin_pass(&mut encoder);
                     pass.set_pipeline(&self.touch);
                     pass.set_bind_group(0, self.touch_group(form, i), &[]);

@@ -137,17 +137,14 @@ impl LayerParams {
         linearize: bool,
         format: wgpu::TextureFormat,
     ) {
-        let params = CompositeUniform {
-            viewport_origin: origin.to_array(),
-            linearize: u32::from(linearize),
-            srgb_levels: CompositeUniform::srgb_levels(format),
-            tiles_across: tiles_for(viewport).x,
-            viewport_size: viewport.to_array(),
-            texel_scale: texel_scale.max(1),
-            cell_origin: [0; 2],
-            _pad_cell: [0; 2],
-        };
-        queue.write_buffer(&self.buffer, 0, bytemuck::bytes_of(&params));
+        let whole = [0, 0, viewport.x, viewport.y];
+        self.write_placed(
+            queue,
+            (origin, texel_scale),
+            (whole, viewport),
+            linearize,
+            format,
+        );
     }
 
     /// The same for a view drawn in one cell of a layer that holds several
@@ -160,9 +157,28 @@ impl LayerParams {
         (cell, layer_size): ([u32; 4], UVec2),
         format: wgpu::TextureFormat,
     ) {
+        self.write_placed(
+            queue,
+            (origin, texel_scale),
+            (cell, layer_size),
+            false,
+            format,
+        );
+    }
+
+    /// A view's `cell` of a layer `layer_size` (the whole layer for a view of its
+    /// own), placed at `origin` in the target.
+    fn write_placed(
+        &self,
+        queue: &wgpu::Queue,
+        (origin, texel_scale): (UVec2, u32),
+        (cell, layer_size): ([u32; 4], UVec2),
+        linearize: bool,
+        format: wgpu::TextureFormat,
+    ) {
         let params = CompositeUniform {
             viewport_origin: origin.to_array(),
-            linearize: 0,
+            linearize: u32::from(linearize),
             srgb_levels: CompositeUniform::srgb_levels(format),
             tiles_across: tiles_for(layer_size).x,
             viewport_size: [cell[2], cell[3]],
