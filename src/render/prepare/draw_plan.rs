@@ -237,17 +237,36 @@ pub fn plan_dispatches_in_cells(
             chunks.extend(leaves.map(|(index, chunk)| (chunk.count, None, index, None)));
         }
         let group_instances: Vec<_> = group.iter().map(|(instance, _)| *instance).collect();
+        // The instances of each cell (consecutive: `drawn` lists the cells in order).
+        // A cut's runs are the nodes some instance reaches: found for each cell apart,
+        // a far cascade's instances skip the runs only the near cascade's fine cut
+        // reaches.
+        let mut cells: Vec<std::ops::Range<usize>> = Vec::new();
+        for (index, instance) in group_instances.iter().enumerate() {
+            match cells.last_mut() {
+                Some(cell) if group_instances[cell.start].cell == instance.cell => {
+                    cell.end = index + 1;
+                }
+                _ => cells.push(index..index + 1),
+            }
+        }
         for (count, lod, chunk_index, bounds) in chunks {
-            let runs = match (reach, bounds) {
-                (Some(reach), Some(bounds)) => reach.runs(bounds, count, &group_instances),
-                _ => std::iter::once(0..count).collect(),
+            let spans: Vec<(std::ops::Range<u32>, std::ops::Range<usize>)> = match (reach, bounds) {
+                (Some(reach), Some(bounds)) => cells
+                    .iter()
+                    .flat_map(|cell| {
+                        let runs = reach.runs(bounds, count, &group_instances[cell.clone()]);
+                        runs.into_iter().map(move |run| (run, cell.clone()))
+                    })
+                    .collect(),
+                _ => vec![(0..count, 0..group.len())],
             };
-            for run in runs {
+            for (run, cell) in spans {
                 // Keep splats × instances within a u32 thread index.
                 let per_dispatch = (u32::MAX / run.len().max(1) as u32).max(1);
-                let mut start = 0;
-                while start < group.len() as u32 {
-                    let instance_count = per_dispatch.min(group.len() as u32 - start);
+                let mut start = cell.start as u32;
+                while start < cell.end as u32 {
+                    let instance_count = per_dispatch.min(cell.end as u32 - start);
                     dispatches.push(DispatchPlan {
                         asset,
                         chunk: chunk_index,
