@@ -167,7 +167,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
         for (band, buffers) in bands() {
             pipelines
                 .duplicate
-                .encode(pass, &band.duplicate, &buffers.work.counters);
+                .encode(pass, &band.duplicate, &buffers.work.counters, band.cells);
         }
     };
     // The bind groups read each sort's result where `RadixSort::output_index` says.

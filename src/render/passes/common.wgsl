@@ -180,7 +180,13 @@ fn splat_cell(s: ProjectedSplat, view: SplatView) -> u32 {
 
 // The pixels (first x, first y, width, height) the splat may reach: its cell's.
 fn splat_rect(s: ProjectedSplat, view: SplatView) -> vec4<u32> {
-    // A view of its own (every camera) skips the grid's division.
+#ifdef ONE_CELL
+    // Built for views of one cell (every camera's duplicate, the pass where the
+    // grid's arithmetic cost a camera 5 %): the rect is the viewport, the same
+    // numbers the branch below gives such a view, so the preprocess (built for both)
+    // counts the pairs this writes.
+    return vec4<u32>(0u, 0u, view.viewport_size);
+#else
     if view.cell_count <= 1u {
         return vec4<u32>(0u, 0u, view.viewport_size);
     }
@@ -188,6 +194,7 @@ fn splat_rect(s: ProjectedSplat, view: SplatView) -> vec4<u32> {
     let columns = max(view.cell_columns, 1u);
     let origin = vec2<u32>(cell % columns, cell / columns) * view.cell_stride;
     return vec4<u32>(origin, view.cell_size);
+#endif
 }
 
 // Half the height of the α ≥ 1/255 ellipse: at u₀ = 0, |dy| = R / l_yy. l_yy comes from

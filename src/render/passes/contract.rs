@@ -407,6 +407,10 @@ fn every_variant_composes() {
                 .collect(),
         ),
         (wgsl_file!("duplicate.wgsl"), vec![]),
+        (
+            wgsl_file!("duplicate.wgsl"),
+            vec![ShaderDef::Flag("ONE_CELL")],
+        ),
         (wgsl_file!("tile_range.wgsl"), vec![]),
         (wgsl_file!("tile_split.wgsl"), vec![]),
         (wgsl_file!("tile_order.wgsl"), vec![]),

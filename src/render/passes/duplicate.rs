@@ -6,7 +6,7 @@ use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Dev
 use super::builder::{EntryShader, Kernel, PipelineBuilder};
 use super::common::{ShaderChecks, bind_group, storage, uniform};
 use super::indirect::VISIBLE_DISPATCH_OFFSET;
-use super::library::wgsl_file;
+use super::library::{ShaderDef, wgsl_file};
 
 /// Its loops run over the bin rows and columns of a splat's spans, clamped to the
 /// view's tiles, and over the window; it indexes the window below WINDOW, pair buffers
@@ -18,8 +18,15 @@ pub(crate) const SHADER: EntryShader = EntryShader {
 
 pub struct DuplicatePass {
     layout: BindGroupLayout,
+    /// For views of one cell (every camera): `ONE_CELL`, the layer's grid compiled out.
     pipeline: ComputePipeline,
+    /// For a run of several views in cells of one layer (a light's cascades).
+    cells_pipeline: ComputePipeline,
 }
+
+/// `splat_rect` of a view of one cell: the viewport, without the grid's arithmetic,
+/// which made a camera's duplicate 5 % slower (0.203 → 0.214 ms at K = 9 on an H100).
+const ONE_CELL: ShaderDef = ShaderDef::Flag("ONE_CELL");
 
 impl DuplicatePass {
     pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
@@ -35,16 +42,21 @@ impl DuplicatePass {
                 storage(6, true),
             ],
         );
-        let pipeline = builder.kernel(&Kernel {
-            label: "splat duplicate",
-            layout: &layout,
-            shader: SHADER,
-            entry_point: "duplicate",
-            defs: &[],
-        })?;
+        let mut kernel = |label, defs| {
+            builder.kernel(&Kernel {
+                label,
+                layout: &layout,
+                shader: SHADER,
+                entry_point: "duplicate",
+                defs,
+            })
+        };
+        let pipeline = kernel("splat duplicate", &[ONE_CELL])?;
+        let cells_pipeline = kernel("splat duplicate (cells)", &[])?;
         Some(Self {
             layout: builder.layout(&layout),
             pipeline,
+            cells_pipeline,
         })
     }
 
@@ -77,9 +89,19 @@ impl DuplicatePass {
         )
     }
 
-    /// One thread per visible splat, sized on the GPU.
-    pub fn encode(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup, counters: &Buffer) {
-        pass.set_pipeline(&self.pipeline);
+    /// One thread per visible splat, sized on the GPU; `cells`: the view is a run of
+    /// several in cells of one layer.
+    pub fn encode(
+        &self,
+        pass: &mut ComputePass<'_>,
+        bind_group: &BindGroup,
+        counters: &Buffer,
+        cells: bool,
+    ) {
+        pass.set_pipeline(match cells {
+            false => &self.pipeline,
+            true => &self.cells_pipeline,
+        });
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups_indirect(counters, VISIBLE_DISPATCH_OFFSET);
     }

@@ -246,7 +246,7 @@ pub fn bind_bands(
                 &buffers.layer,
                 picks,
                 lod.map(|lod| &lod.feedback),
-                draw.receive,
+                (draw.receive, draw.cells.is_some()),
             )
         })
         .collect()

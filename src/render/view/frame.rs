@@ -53,6 +53,9 @@ pub struct BandFrame {
     /// The first pair slots in depth order (after the depth sort).
     pub pair_slots: PairSlotsGroups,
     pub duplicate: BindGroup,
+    /// The band is a run of several views in cells of one layer (the duplicate's
+    /// variant that computes each splat's cell).
+    pub cells: bool,
     /// Bits of the bin id, the pairs' sort key.
     pub key_bits: u32,
     pub tile_range: BindGroup,
@@ -86,7 +89,8 @@ pub struct PreprocessDispatch {
 /// view's LOD feedback buffer, which dispatches over tree nodes bind. `None` where a
 /// dispatch draws tree nodes on a view without one, or a device without the LOD
 /// variant. `receive`: the preprocess also writes the band's `LitPoint`s (its
-/// `RECEIVE` variants must be built).
+/// `RECEIVE` variants must be built); `cells`: the view is a run of views in cells of
+/// one layer (`LayerCells`).
 #[expect(clippy::too_many_arguments, reason = "one frame's bindings, named")]
 pub fn band_frame(
     device: &Device,
@@ -98,7 +102,7 @@ pub fn band_frame(
     layer: &SplatLayer,
     picks: Option<&ViewPicks>,
     lod_feedback: Option<&wgpu::Buffer>,
-    receive: bool,
+    (receive, cells): (bool, bool),
 ) -> Option<BandFrame> {
     let lit_points = receive.then_some(&band.work.lit_points);
     let preprocess = dispatches
@@ -202,6 +206,7 @@ pub fn band_frame(
             shared.buffer(Step::Duplicate, Role::PairValues),
             shared.binding(Step::Duplicate, Role::SlotsByDepth),
         ),
+        cells,
         pair_slots: pipelines.pair_slots.bind_groups(
             device,
             (&band.work.counters, &band.work.capacities),
