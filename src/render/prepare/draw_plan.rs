@@ -118,19 +118,18 @@ pub fn plan_dispatches(
     lod: (Option<&GpuLodTrees>, Option<LodFrame>),
     streams: Option<&GpuLodTrees>,
 ) -> (Vec<CloudInstance>, Vec<Entity>, Vec<DispatchPlan>) {
-    let in_one_cell: Vec<_> = drawn
+    let in_one_cell = drawn
         .iter()
-        .map(|&(entity, cloud, gpu)| (0, entity, cloud, gpu))
-        .collect();
-    plan_dispatches_in_cells(&in_one_cell, &[*camera], time, lod, streams)
+        .map(|&(entity, cloud, gpu)| (0, entity, cloud, gpu));
+    plan_dispatches_in_cells(in_one_cell, &[*camera], time, lod, streams)
 }
 
 /// [`plan_dispatches`] for a layer of several cells (`render::shadows::cells`): each
 /// cloud is seen from its cell's camera (`cameras[cell]`, folded into the layer's
 /// camera space), and an asset's instances in every cell are still preprocessed in
 /// one dispatch per chunk.
-pub fn plan_dispatches_in_cells(
-    drawn: &[(u32, Entity, &ExtractedCloud, &GpuSplats)],
+pub fn plan_dispatches_in_cells<'a>(
+    drawn: impl IntoIterator<Item = (u32, Entity, &'a ExtractedCloud, &'a GpuSplats)>,
     cameras: &[SplatCamera],
     time: f32,
     (lod_trees, cut): (Option<&GpuLodTrees>, Option<LodFrame>),
@@ -150,8 +149,8 @@ pub fn plan_dispatches_in_cells(
         &'g GpuSplats,
         Vec<(CloudInstance, Entity)>,
     );
-    let mut by_asset: Vec<Group<'_>> = Vec::new();
-    for &(cell, entity, cloud, gpu) in drawn {
+    let mut by_asset: Vec<Group<'a>> = Vec::new();
+    for (cell, entity, cloud, gpu) in drawn {
         let Some(camera) = cameras.get(cell as usize) else {
             continue;
         };

@@ -361,7 +361,7 @@ pub fn prepare_shadow_views(
         )
         .map(|(frame, _)| frame);
         let (instances, _, dispatches) = plan_dispatches_in_cells(
-            &drawn,
+            drawn.iter().copied(),
             &folded,
             shader_time.0,
             (lod.map(|_| &*lod_trees), lod),
