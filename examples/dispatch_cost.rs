@@ -26,6 +26,8 @@
 //! - `an empty render pass on a depth map`: a render pass over a 2048² depth texture
 //!   that loads and stores it and draws nothing (a shadow view's depth write, less
 //!   its draw), per pass.
+//! - `clear a 1080p target`, `copy a 1080p target`: the two halves of the next form
+//!   alone, per pass or copy;
 //! - `clear and copy a 1080p target`: a render pass that clears a 1920×1080
 //!   `Rgba16Float` texture with the usages of an HDR camera's main texture, then a
 //!   copy of it into another texture (the compute composite's copy of the scene
@@ -92,13 +94,15 @@ enum Form {
     IndirectJustWritten,
     ClearThenPass,
     DepthPassEach,
+    TargetClearOnly,
+    TargetCopyOnly,
     TargetCopy,
     StorageTargetCopy,
     StorageTargetCopyStore,
 }
 
 impl Form {
-    const ALL: [Form; 11] = [
+    const ALL: [Form; 13] = [
         Form::SameBufferOnePass,
         Form::OwnBuffersOnePass,
         Form::SameBufferPassEach,
@@ -107,6 +111,8 @@ impl Form {
         Form::IndirectJustWritten,
         Form::ClearThenPass,
         Form::DepthPassEach,
+        Form::TargetClearOnly,
+        Form::TargetCopyOnly,
         Form::TargetCopy,
         Form::StorageTargetCopy,
         Form::StorageTargetCopyStore,
@@ -122,6 +128,8 @@ impl Form {
             Form::IndirectJustWritten => "indirect, arguments just written",
             Form::ClearThenPass => "a clear, then a pass on that buffer",
             Form::DepthPassEach => "an empty render pass on a depth map",
+            Form::TargetClearOnly => "clear a 1080p target",
+            Form::TargetCopyOnly => "copy a 1080p target",
             Form::TargetCopy => "clear and copy a 1080p target",
             Form::StorageTargetCopy => "the same, storage usage",
             Form::StorageTargetCopyStore => "the same, then a storage write",
@@ -198,6 +206,26 @@ fn main() {
 
 fn begin_pass(encoder: &mut wgpu::CommandEncoder) -> wgpu::ComputePass<'_> {
     encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default())
+}
+
+/// A render pass that clears `target` and draws nothing.
+fn clear(encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView) {
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("clear target"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: target,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
 }
 
 impl Kit {
@@ -447,34 +475,29 @@ impl Kit {
                     });
                 }
             }
-            Form::TargetCopy | Form::StorageTargetCopy | Form::StorageTargetCopyStore => {
+            Form::TargetClearOnly
+            | Form::TargetCopyOnly
+            | Form::TargetCopy
+            | Form::StorageTargetCopy
+            | Form::StorageTargetCopyStore => {
                 let target = match form {
-                    Form::TargetCopy => &self.target,
-                    _ => &self.storage_target,
+                    Form::StorageTargetCopy | Form::StorageTargetCopyStore => &self.storage_target,
+                    _ => &self.target,
                 };
                 let view = target.create_view(&Default::default());
+                let clears = !matches!(form, Form::TargetCopyOnly);
+                let copies = !matches!(form, Form::TargetClearOnly);
                 for _ in 0..DISPATCHES {
-                    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                        label: Some("clear target"),
-                        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                            view: &view,
-                            depth_slice: None,
-                            resolve_target: None,
-                            ops: wgpu::Operations {
-                                load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                                store: wgpu::StoreOp::Store,
-                            },
-                        })],
-                        depth_stencil_attachment: None,
-                        timestamp_writes: None,
-                        occlusion_query_set: None,
-                        multiview_mask: None,
-                    });
-                    encoder.copy_texture_to_texture(
-                        target.as_image_copy(),
-                        self.scene_copy.as_image_copy(),
-                        TARGET_SIZE,
-                    );
+                    if clears {
+                        clear(&mut encoder, &view);
+                    }
+                    if copies {
+                        encoder.copy_texture_to_texture(
+                            target.as_image_copy(),
+                            self.scene_copy.as_image_copy(),
+                            TARGET_SIZE,
+                        );
+                    }
                     if matches!(form, Form::StorageTargetCopyStore) {
                         let mut pass = begin_pass(&mut encoder);
                         pass.set_pipeline(&self.store);

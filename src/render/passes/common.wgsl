@@ -181,10 +181,10 @@ fn splat_cell(s: ProjectedSplat, view: SplatView) -> u32 {
 // The pixels (first x, first y, width, height) the splat may reach: its cell's.
 fn splat_rect(s: ProjectedSplat, view: SplatView) -> vec4<u32> {
 #ifdef ONE_CELL
-    // Built for views of one cell (every camera's duplicate, the pass where the
-    // grid's arithmetic cost a camera 5 %): the rect is the viewport, the same
-    // numbers the branch below gives such a view, so the preprocess (built for both)
-    // counts the pairs this writes.
+    // Built for views of one cell (every camera's duplicate, which the grid's
+    // arithmetic made 5 % slower): the rect is the viewport, the same numbers the
+    // branch below gives such a view, so the preprocess (built for both) counts the
+    // pairs this writes.
     return vec4<u32>(0u, 0u, view.viewport_size);
 #else
     if view.cell_count <= 1u {
