@@ -8,7 +8,8 @@
 //!   buffers, its own or the caller's ([`SortStorage`]); [`SortAlgorithm`] picks
 //!   between the classic count–scan–scatter passes and a one-sweep sort with
 //!   decoupled look-back ([`LookBack`]) where the GPU suits it
-//!   ([`SortAlgorithm::for_adapter`]).
+//!   ([`SortAlgorithm::for_adapter`]); [`SortRanking`] how a block ranks its pairs,
+//!   by subgroup ballots where the device has subgroups ([`SortRanking::for_device`]).
 //! - [`PrefixScan`]: an exclusive prefix sum of `u32` values in place, with its
 //!   buffers in [`ScanBuffers`]; the classic sort's digit offsets come from it.
 //!
@@ -38,7 +39,7 @@
 pub use crate::render::passes::radix_sort::{
     KeyRange, LOOK_BACK_SPINS, LookBack, MAX_LOOK_BACK_SPINS, ONESWEEP_LARGEST_SORT, RADIX_BITS,
     RadixSort, SORT_BLOCK, SORT_ITEMS_PER_THREAD, SORT_WORKGROUP_SIZE, STORAGE_OFFSET_ALIGNMENT,
-    SortAlgorithm, SortBuffers, SortKey, SortStorage, SortValues,
+    SortAlgorithm, SortBuffers, SortKey, SortRanking, SortStorage, SortValues,
 };
 pub use crate::render::passes::scan::{
     PrefixScan, SCAN_BLOCK, SCAN_ITEMS_PER_THREAD, SCAN_WORKGROUP_SIZE, ScanBuffers,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bevy_splat::gpu_sort::{
     LookBack, ONESWEEP_LARGEST_SORT, RadixSort, SORT_BLOCK, SORT_WORKGROUP_SIZE, SortAlgorithm,
-    SortBuffers, SortKey, SortStorage, SortValues,
+    SortBuffers, SortKey, SortRanking, SortStorage, SortValues,
 };
 use bevy_splat::gpu_sort::{PrefixScan, SCAN_BLOCK, ScanBuffers};
 use common::gpu::Gpu;
@@ -42,6 +42,18 @@ fn algorithms(gpu: &Gpu) -> Vec<SortAlgorithm> {
         );
     }
     algorithms
+}
+
+/// The rankings the stress test and the benchmark run: the workgroup masks, which any
+/// adapter runs, and the subgroup ballots where this device has them
+/// (`SortRanking::for_device`; lavapipe does, with 8 lanes).
+fn rankings(gpu: &Gpu) -> Vec<SortRanking> {
+    let mut rankings = vec![SortRanking::WorkgroupMasks];
+    let device_ranking = SortRanking::for_device(&gpu.device);
+    if device_ranking != SortRanking::WorkgroupMasks {
+        rankings.push(device_ranking);
+    }
+    rankings
 }
 
 /// splitmix64
@@ -475,23 +487,48 @@ fn benchmark_sort_and_scan() {
         .unwrap_or(30_000_000u32)
         .min(limit as u32);
     for algorithm in algorithms(&gpu) {
-        benchmark_sort(&gpu, algorithm, n);
+        for ranking in rankings(&gpu) {
+            benchmark_sort(&gpu, (algorithm, ranking), n, SortKey::U64);
+            // The renderer's two sorts, at the angel grid K = 9's sizes: 5.8 M depth
+            // keys of 24 bits, 10.3 M bin keys of 13 bits.
+            benchmark_sort(&gpu, (algorithm, ranking), n.min(5_800_000), SortKey::U32);
+        }
     }
     benchmark_scan(&gpu);
 }
 
-fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
+/// Times `n` pairs of `key` keys (for `U32`, the renderer's depth and bin sorts, the
+/// latter with 1.78 times as many pairs) by `algorithm` with `ranking`.
+fn benchmark_sort(
+    gpu: &Gpu,
+    (algorithm, ranking): (SortAlgorithm, SortRanking),
+    n: u32,
+    key: SortKey,
+) {
     const ITERATIONS: usize = 12;
     const WARM_UP: usize = 4;
     let spins = env_number("BENCH_LOOK_BACK_SPINS").map(|spins| spins as u32);
     let sort = match (algorithm, spins) {
-        (SortAlgorithm::OneSweep, Some(spins)) => {
-            RadixSort::with_look_back(&gpu.device, SortKey::U64, LookBack::Wait { spins })
+        (SortAlgorithm::OneSweep, Some(spins))
+            if ranking == SortRanking::for_device(&gpu.device) =>
+        {
+            RadixSort::with_look_back(&gpu.device, key, LookBack::Wait { spins })
         }
-        _ => RadixSort::with_key(&gpu.device, SortKey::U64, algorithm),
+        _ => RadixSort::with_ranking(&gpu.device, key, algorithm, ranking),
+    };
+    let capacity = if key == SortKey::U32 {
+        n * 16 / 9 + 1
+    } else {
+        n
     };
     let counter = counters(gpu, n);
-    let buffers = SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
+    let buffers = SortBuffers::new(
+        &gpu.device,
+        &sort,
+        capacity,
+        &counter,
+        (COUNT_WORD * 4) as u64,
+    );
     let fallbacks = || {
         buffers.look_back_fallbacks().map(|(buffer, offset)| {
             let words: Vec<u32> = gpu.read(buffer, offset as usize / 4 + 1);
@@ -499,7 +536,8 @@ fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
         })
     };
     eprintln!(
-        "{:?} sort buffers for {n} pairs ({spins:?} spins): {:.1} MiB",
+        "{:?} sort buffers ({ranking:?}) for {capacity} pairs of {key:?} keys ({spins:?} \
+         spins): {:.1} MiB",
         buffers.algorithm(),
         buffers.gpu_bytes() as f64 / (1 << 20) as f64
     );
@@ -519,30 +557,48 @@ fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
         mapped_at_creation: false,
     });
     let period = f64::from(gpu.queue.get_timestamp_period());
-    let values: Vec<u32> = (0..n).collect();
+    let values: Vec<u32> = (0..capacity).collect();
     let pristine_values = gpu.upload(&values, wgpu::BufferUsages::COPY_SRC);
     let mut rng = Rng(4);
-    let configs: [(&str, u32, &dyn Fn(&mut Rng) -> u64); 4] = [
-        // 13 tile bits (8160 tiles, 1080p) above 32 depth bits, as the renderer sorts.
-        ("tile+depth", 45, &|r: &mut Rng| {
+    type Config<'a> = (&'a str, u32, u32, &'a dyn Fn(&mut Rng) -> u64);
+    let u64_configs: [Config; 4] = [
+        // 13 tile bits (8160 tiles, 1080p) above 32 depth bits, as the renderer once sorted.
+        ("tile+depth", n, 45, &|r: &mut Rng| {
             (r.below(8160) << 32) | (r.next() & 0xFFFF_FFFF)
         }),
-        ("uniform", 64, &|r: &mut Rng| r.next()),
-        ("uniform", 8, &|r: &mut Rng| r.next()),
+        ("uniform", n, 64, &|r: &mut Rng| r.next()),
+        ("uniform", n, 8, &|r: &mut Rng| r.next()),
         // every digit equal: the worst case for workgroup atomics
-        ("constant", 32, &|_: &mut Rng| 0x1234_5678),
+        ("constant", n, 32, &|_: &mut Rng| 0x1234_5678),
     ];
+    let u32_configs: [Config; 2] = [
+        ("depth", n, 24, &|r: &mut Rng| r.below(1 << 24)),
+        // The bins of 16x16-pixel tiles at 1080p, with runs as the duplicate writes them.
+        ("bins", capacity - 1, 13, &|r: &mut Rng| r.below(8160)),
+    ];
+    let configs: &[Config] = match key {
+        SortKey::U64 => &u64_configs,
+        SortKey::U32 => &u32_configs,
+    };
     // BENCH_CONFIGS=0,3 picks configurations by index.
     let picked: Option<Vec<usize>> = std::env::var("BENCH_CONFIGS")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect());
-    for (index, (name, key_bits, make)) in configs.into_iter().enumerate() {
+    for (index, &(name, n, key_bits, make)) in configs.iter().enumerate() {
         if picked.as_ref().is_some_and(|p| !p.contains(&index)) {
             continue;
         }
+        gpu.queue
+            .write_buffer(&counter, (COUNT_WORD * 4) as u64, bytemuck::bytes_of(&n));
         let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
         let fallbacks_before = fallbacks();
-        let pristine_keys = gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC);
+        let pristine_keys = match key {
+            SortKey::U64 => gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC),
+            SortKey::U32 => {
+                let narrow: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
+                gpu.upload(&narrow, wgpu::BufferUsages::COPY_SRC)
+            }
+        };
         let passes = key_bits.div_ceil(8) as usize;
         let stamps = 1 + 3 * passes as u32;
         // The GPU drops its clocks while the CPU prepares data (seen on the H200: 345
@@ -558,7 +614,13 @@ fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
         let mut result = 0;
         let mut encoder = gpu.device.create_command_encoder(&Default::default());
         for q in &queries {
-            encoder.copy_buffer_to_buffer(&pristine_keys, 0, &buffers.keys[0], 0, u64::from(n) * 8);
+            encoder.copy_buffer_to_buffer(
+                &pristine_keys,
+                0,
+                &buffers.keys[0],
+                0,
+                u64::from(n) * key.bytes(),
+            );
             encoder.copy_buffer_to_buffer(
                 &pristine_values,
                 0,
@@ -590,7 +652,7 @@ fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
             .map(|c| format!("{:.3}+{:.3}+{:.3}", c[0], c[1], c[2]))
             .collect();
         eprintln!(
-            "{algorithm:?} sort {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of {}), \
+            "{algorithm:?} sort ({ranking:?}) {n} pairs, {name} keys, {key_bits} bits: {:.3} ms (median of {}), \
              {:.0} Mpairs/s; per pass count+scan+scatter ms: {}",
             total(mid),
             ITERATIONS - WARM_UP,
@@ -609,7 +671,13 @@ fn benchmark_sort(gpu: &Gpu, algorithm: SortAlgorithm, n: u32) {
         } else {
             (1u64 << key_bits) - 1
         };
-        let got_keys: Vec<u64> = gpu.read(&buffers.keys[result], n as usize);
+        let got_keys: Vec<u64> = match key {
+            SortKey::U64 => gpu.read(&buffers.keys[result], n as usize),
+            SortKey::U32 => {
+                let narrow: Vec<u32> = gpu.read(&buffers.keys[result], n as usize);
+                narrow.into_iter().map(u64::from).collect()
+            }
+        };
         let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
         let mut seen = vec![false; n as usize];
         for i in 0..n as usize {
@@ -1040,11 +1108,11 @@ struct StressRig {
 }
 
 impl StressRig {
-    fn new(gpu: &Gpu, algorithm: SortAlgorithm) -> Self {
+    fn new(gpu: &Gpu, algorithm: SortAlgorithm, ranking: SortRanking) -> Self {
         let mut sorts = Vec::new();
         let mut buffers = Vec::new();
         for which in STRESS_SORTS {
-            let sort = RadixSort::with_key(&gpu.device, which.key(), algorithm);
+            let sort = RadixSort::with_ranking(&gpu.device, which.key(), algorithm, ranking);
             let counter = counters(gpu, 0);
             let values = match which {
                 StressSort::U32InputIndex => SortValues::InputIndex,
@@ -1199,18 +1267,23 @@ fn env_number(name: &str) -> Option<u64> {
 /// bit, few distinct values, bits above the sorted width, sizes at block and
 /// workgroup boundaries, a few large ones), with values, sorted on one device through
 /// buffers reused from set to set, against a CPU stable sort. Both algorithms on
-/// every adapter: the one-sweep sort is exact wherever it runs (lavapipe, whose
-/// threads stall one another's blocks, runs its look-back's fallback thousands of
-/// times). `BEVY_SPLAT_SORT_STRESS=N` sorts N sets per algorithm (default
+/// every adapter, each with both rankings where the device has subgroups: the
+/// one-sweep sort is exact wherever it runs (lavapipe, whose threads stall one
+/// another's blocks, runs its look-back's fallback thousands of times), and the
+/// subgroup ranking with lavapipe's 8 lanes as with a GPU's 32.
+/// `BEVY_SPLAT_SORT_STRESS=N` sorts N sets per variant (default
 /// [`STRESS_SETS`]), `BEVY_SPLAT_SORT_STRESS_SEED` picks other sets.
 #[test]
 fn sort_stress_matches_cpu_stable_sort() {
     let gpu = Gpu::new();
     let count = env_number("BEVY_SPLAT_SORT_STRESS").map_or(STRESS_SETS, |n| n as usize);
     let seed = env_number("BEVY_SPLAT_SORT_STRESS_SEED").unwrap_or(28);
-    for algorithm in [SortAlgorithm::Classic, SortAlgorithm::OneSweep] {
+    let variants = rankings(&gpu).into_iter().flat_map(|ranking| {
+        [SortAlgorithm::Classic, SortAlgorithm::OneSweep].map(|algorithm| (algorithm, ranking))
+    });
+    for (algorithm, ranking) in variants {
         let start = Instant::now();
-        let rig = StressRig::new(&gpu, algorithm);
+        let rig = StressRig::new(&gpu, algorithm, ranking);
         let mut sorted = 0usize;
         let mut pairs = 0u64;
         let mut errors = Vec::new();
@@ -1234,8 +1307,9 @@ fn sort_stress_matches_cpu_stable_sort() {
         }
         let fallbacks = rig.fallbacks(&gpu);
         eprintln!(
-            "sort stress: {algorithm:?} on {}: {sorted} key sets sorted ({pairs} pairs, seed \
-             {seed}), {} mismatches, {fallbacks} look-back fallbacks, {:.1?}",
+            "sort stress: {algorithm:?}, {ranking:?}, on {}: {sorted} key sets sorted \
+             ({pairs} pairs, seed {seed}), {} mismatches, {fallbacks} look-back fallbacks, \
+             {:.1?}",
             gpu.describe(),
             errors.len(),
             start.elapsed()
@@ -1243,10 +1317,10 @@ fn sort_stress_matches_cpu_stable_sort() {
         for error in errors.iter().take(10) {
             eprintln!("  {error}");
         }
-        assert_eq!(sorted, count, "{algorithm:?}: key sets tried");
+        assert_eq!(sorted, count, "{algorithm:?}, {ranking:?}: key sets tried");
         assert!(
             errors.is_empty(),
-            "{algorithm:?}: {} sets sorted wrong",
+            "{algorithm:?}, {ranking:?}: {} sets sorted wrong",
             errors.len()
         );
     }

@@ -399,8 +399,9 @@ pub(crate) fn queue_splat_pipelines(
     if let Some(started) = started {
         info!(
             "splat pipelines ready {:.0} ms after the renderer started (radix sort: \
-             {sort:?} on {})",
+             {sort:?}, {:?}, on {})",
             started.0.elapsed().as_secs_f64() * 1e3,
+            pipelines.sort.ranking(),
             adapter.name
         );
     }

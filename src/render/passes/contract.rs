@@ -17,7 +17,7 @@ use super::radix_sort::kernels::{
     CLASSIC_WGSL, ONESWEEP_WGSL, SETUP_WGSL, kernel_defs, preparing_defs, setup_defs,
 };
 use super::radix_sort::state::{DispatchArgs, PassParams, SortState, SortStatus};
-use super::radix_sort::{LookBack, SortAlgorithm, SortKey};
+use super::radix_sort::{LookBack, SortAlgorithm, SortKey, SortRanking};
 use super::scan::{self, ScanConfig, ScanLevel};
 use super::shader_library;
 use crate::asset::SplatGeometry;
@@ -323,7 +323,12 @@ fn the_sort_state_and_status_match_their_wgsl() {
     wgsl.size = rust.size;
     assert_same("SortStatus", &rust, &wgsl);
     for key in [SortKey::U32, SortKey::U64] {
-        let defs = kernel_defs(key, SortAlgorithm::OneSweep, LookBack::DEFAULT);
+        let defs = kernel_defs(
+            key,
+            SortAlgorithm::OneSweep,
+            LookBack::DEFAULT,
+            SortRanking::WorkgroupMasks,
+        );
         let module = compose(ONESWEEP_WGSL, &defs);
         let rust = rust_layout!(PassParams {
             word,
@@ -430,7 +435,27 @@ fn every_variant_composes() {
             vec![ShaderDef::UInt("SCAN_MAX_GROUPS_X", 65_535)],
         ),
     ];
-    let sorts = [SortKey::U32, SortKey::U64].into_iter().flat_map(|key| {
+    // Both rankings; the subgroup ranking for lavapipe's, NVIDIA's and the widest
+    // subgroups wgpu allows.
+    let rankings = [
+        SortRanking::WorkgroupMasks,
+        SortRanking::SubgroupBallots {
+            min_lanes: 8,
+            max_lanes: 8,
+        },
+        SortRanking::SubgroupBallots {
+            min_lanes: 32,
+            max_lanes: 32,
+        },
+        SortRanking::SubgroupBallots {
+            min_lanes: 8,
+            max_lanes: 128,
+        },
+    ];
+    let keys_and_rankings = [SortKey::U32, SortKey::U64]
+        .into_iter()
+        .flat_map(|key| rankings.map(|ranking| (key, ranking)));
+    let sorts = keys_and_rankings.flat_map(|(key, ranking)| {
         [
             (CLASSIC_WGSL, SortAlgorithm::Classic, LookBack::DEFAULT),
             (ONESWEEP_WGSL, SortAlgorithm::OneSweep, LookBack::DEFAULT),
@@ -440,7 +465,7 @@ fn every_variant_composes() {
                 LookBack::CountEveryBlock,
             ),
         ]
-        .map(|(file, algorithm, look_back)| (file, kernel_defs(key, algorithm, look_back)))
+        .map(|(file, algorithm, look_back)| (file, kernel_defs(key, algorithm, look_back, ranking)))
     });
     let variants = variants.into_iter().chain(sorts);
     for (file, defs) in variants {

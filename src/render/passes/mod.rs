@@ -101,6 +101,7 @@ impl SplatPipelines {
         let sort_options = radix_sort::kernels::KernelOptions {
             key: radix_sort::SortKey::U32,
             look_back: radix_sort::LookBack::DEFAULT,
+            ranking: radix_sort::SortRanking::for_device(builder::PipelineBuilder::device(builder)),
             max_groups_x: builder::PipelineBuilder::device(builder)
                 .limits()
                 .max_compute_workgroups_per_dimension,

@@ -5,7 +5,7 @@
 
 use std::num::NonZeroU64;
 
-use super::options::{LookBack, ONESWEEP_LARGEST_SORT, SortAlgorithm, SortKey};
+use super::options::{LookBack, ONESWEEP_LARGEST_SORT, SortAlgorithm, SortKey, SortRanking};
 use super::state::{self, PASS_PARAMS_BYTES};
 use bevy::render::render_resource::BindGroupLayoutDescriptor;
 
@@ -102,17 +102,27 @@ impl SortLayouts {
 }
 
 /// The shader defs of one algorithm's kernels for `key` keys: `SORT_KEY_64` for
-/// 64-bit keys; for the one-sweep sort `SORT_ONESWEEP`, the look-back's
-/// `SORT_LOOK_BACK_SPINS`, and `SORT_COUNT_EVERY_BLOCK` for a look-back that reads
-/// nothing the earlier blocks publish.
+/// 64-bit keys; for the subgroup ranking `SORT_SUBGROUP_RANKING`, with the words of a
+/// ballot and of the subgroups' digit counts; for the one-sweep sort `SORT_ONESWEEP`,
+/// the look-back's `SORT_LOOK_BACK_SPINS`, and `SORT_COUNT_EVERY_BLOCK` for a
+/// look-back that reads nothing the earlier blocks publish.
 pub(crate) fn kernel_defs(
     key: SortKey,
     algorithm: SortAlgorithm,
     look_back: LookBack,
+    ranking: SortRanking,
 ) -> Vec<ShaderDef> {
     let mut defs = Vec::new();
     if key == SortKey::U64 {
         defs.push(ShaderDef::Flag("SORT_KEY_64"));
+    }
+    if let SortRanking::SubgroupBallots { max_lanes, .. } = ranking {
+        defs.push(ShaderDef::Flag("SORT_SUBGROUP_RANKING"));
+        defs.push(ShaderDef::UInt("SORT_BALLOT_WORDS", max_lanes.div_ceil(32)));
+        defs.push(ShaderDef::UInt(
+            "SORT_SUBGROUP_COUNT_WORDS",
+            ranking.subgroup_count_words(),
+        ));
     }
     if algorithm == SortAlgorithm::OneSweep {
         defs.push(ShaderDef::Flag("SORT_ONESWEEP"));
@@ -166,6 +176,7 @@ pub(super) struct SortKernels {
 pub(crate) struct KernelOptions {
     pub key: SortKey,
     pub look_back: LookBack,
+    pub ranking: SortRanking,
     /// The setup kernels' grid limit along x (`SORT_MAX_GROUPS_X`).
     pub max_groups_x: u32,
 }
@@ -202,7 +213,7 @@ impl SortKernels {
             entry_point: setup_kernel,
             defs: &setup_defs,
         });
-        let defs = kernel_defs(options.key, algorithm, options.look_back);
+        let defs = kernel_defs(options.key, algorithm, options.look_back, options.ranking);
         let count = builder.kernel(&Kernel {
             label: first_label,
             layout: &layouts.count,
@@ -230,6 +241,7 @@ impl SortKernels {
 /// uses); create once per device.
 pub struct RadixSort {
     pub(super) key: SortKey,
+    pub(super) ranking: SortRanking,
     pub(super) scan: PrefixScan,
     pub(super) count_layout: wgpu::BindGroupLayout,
     pub(super) scatter_layout: wgpu::BindGroupLayout,
@@ -244,15 +256,34 @@ impl RadixSort {
         Self::with_key(device, SortKey::U64, SortAlgorithm::Classic)
     }
 
-    /// A sort of `key` keys by `algorithm`.
+    /// A sort of `key` keys by `algorithm`, ranked as suits the device
+    /// ([`SortRanking::for_device`]).
     pub fn with_key(device: &wgpu::Device, key: SortKey, algorithm: SortAlgorithm) -> Self {
+        Self::with_ranking(device, key, algorithm, SortRanking::for_device(device))
+    }
+
+    /// A sort of `key` keys by `algorithm` whose blocks rank their pairs by `ranking`
+    /// (tests and benchmarks of both rankings). Panics if the device lacks
+    /// `Features::SUBGROUP` for [`SortRanking::SubgroupBallots`], or its workgroup
+    /// memory does not fit ([`SortRanking::fits`]).
+    pub fn with_ranking(
+        device: &wgpu::Device,
+        key: SortKey,
+        algorithm: SortAlgorithm,
+        ranking: SortRanking,
+    ) -> Self {
         Self::build(
             device,
             device.limits().max_compute_workgroups_per_dimension,
             key,
             algorithm,
-            LookBack::DEFAULT,
+            (LookBack::DEFAULT, ranking),
         )
+    }
+
+    /// How this sort's blocks rank their pairs.
+    pub fn ranking(&self) -> SortRanking {
+        self.ranking
     }
 
     /// A one-sweep sort of `key` keys whose blocks learn the counts before them as
@@ -263,7 +294,7 @@ impl RadixSort {
             device.limits().max_compute_workgroups_per_dimension,
             key,
             SortAlgorithm::OneSweep,
-            look_back,
+            (look_back, SortRanking::for_device(device)),
         )
     }
 
@@ -280,7 +311,7 @@ impl RadixSort {
             max_groups_x,
             SortKey::U64,
             algorithm,
-            LookBack::DEFAULT,
+            (LookBack::DEFAULT, SortRanking::for_device(device)),
         )
     }
 
@@ -300,13 +331,14 @@ impl RadixSort {
         max_groups_x: u32,
         key: SortKey,
         algorithm: SortAlgorithm,
-        look_back: LookBack,
+        (look_back, ranking): (LookBack, SortRanking),
     ) -> Self {
         // The sort and its scan compose their modules through one library.
         let mut library = sort_library();
         let options = KernelOptions {
             key,
             look_back,
+            ranking,
             max_groups_x: max_groups_x.max(1),
         };
         let builder = &mut DirectBuilder::new(device, &mut library);
@@ -335,6 +367,7 @@ impl RadixSort {
         };
         Some(Self {
             key: options.key,
+            ranking: options.ranking,
             scan: scan?,
             count_layout: builder.layout(&layouts.count),
             scatter_layout: builder.layout(&layouts.scatter),

@@ -6,8 +6,9 @@
 //! [`RADIX_BITS`] bits per pass, as many passes as the caller's `key_bits` needs, low
 //! word first. Every pass scatters blocks of [`SORT_BLOCK`] pairs: each pair goes to
 //! the first output slot of its (digit, block) plus its rank among the earlier pairs
-//! of its block with the same digit (found with per-digit thread masks in workgroup
-//! memory, no subgroup operations), so the pass is stable. The block is first put in
+//! of its block with the same digit, so the pass is stable. The rank is found by
+//! subgroup ballots where the device has subgroups, else by per-digit thread masks in
+//! workgroup memory ([`SortRanking`]). The block is first put in
 //! that order in workgroup memory, so that neighbouring threads write neighbouring
 //! slots. The [`SortAlgorithm`] says how a block learns its first slots:
 //!
@@ -43,7 +44,8 @@
 //! The Rust side, by file (each uses only those before it): `state` what the host and
 //! the WGSL share (the sizes, and the state, pass parameters and one-sweep status as
 //! `#[repr(C)]` structs); `options` what a sort can be asked for ([`SortKey`],
-//! [`SortValues`], [`KeyRange`], [`SortAlgorithm`], [`LookBack`]); `kernels`
+//! [`SortValues`], [`KeyRange`], [`SortAlgorithm`], [`SortRanking`], [`LookBack`]);
+//! `kernels`
 //! [`RadixSort`], its pipelines and the shader defs their modules are composed with;
 //! `buffers` [`SortBuffers`] and [`SortStorage`]; `classic` and `onesweep` each
 //! algorithm's recorded steps; and this module the public API, with the recording of
@@ -68,7 +70,7 @@ pub use buffers::{STORAGE_OFFSET_ALIGNMENT, SortBuffers, SortStorage};
 pub use kernels::RadixSort;
 pub use options::{
     KeyRange, LOOK_BACK_SPINS, LookBack, MAX_LOOK_BACK_SPINS, ONESWEEP_LARGEST_SORT, SortAlgorithm,
-    SortKey, SortValues,
+    SortKey, SortRanking, SortValues,
 };
 pub use state::{RADIX_BITS, SORT_BLOCK, SORT_ITEMS_PER_THREAD, SORT_WORKGROUP_SIZE};
 

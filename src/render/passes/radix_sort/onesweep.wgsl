@@ -9,7 +9,7 @@
 #import bevy_splat::common::grid::linear_group
 #import bevy_splat::radix_sort::keys::{digit_at, keys_in, params, pass_index, state}
 #import bevy_splat::radix_sort::look_back::{look_back_word, status}
-#import bevy_splat::radix_sort::scatter::scatter_block
+#import bevy_splat::radix_sort::scatter::{SortThread, scatter_block}
 
 #ifdef SORT_KEY_64
 alias SortKey = vec2<u32>;
@@ -92,7 +92,15 @@ fn histogram(
 }
 
 @compute @workgroup_size(WG)
-fn scatter(@builtin(local_invocation_index) t: u32) {
+fn scatter(
+    @builtin(local_invocation_index) t: u32,
+#ifdef SORT_SUBGROUP_RANKING
+    @builtin(subgroup_id) subgroup: u32,
+    @builtin(num_subgroups) subgroups: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) lanes: u32,
+#endif
+) {
     if t == 0u {
         block_index = atomicAdd(&status.block_counters[pass_index()], 1u);
     }
@@ -100,5 +108,9 @@ fn scatter(@builtin(local_invocation_index) t: u32) {
     if block >= state.blocks {
         return;
     }
-    scatter_block(block, t);
+#ifdef SORT_SUBGROUP_RANKING
+    scatter_block(block, SortThread(t, subgroup, subgroups, lane, lanes));
+#else
+    scatter_block(block, SortThread(t, 0u, 1u, t, WG));
+#endif
 }

@@ -1,8 +1,9 @@
 //! What a sort can be asked for: its key type, where its values come from, a key
-//! range, its algorithm and the one-sweep look-back, with the bounds of the one-sweep
-//! sort ([`LOOK_BACK_SPINS`], [`ONESWEEP_LARGEST_SORT`]).
+//! range, its algorithm, how its blocks rank their pairs and the one-sweep look-back,
+//! with the bounds of the one-sweep sort ([`LOOK_BACK_SPINS`],
+//! [`ONESWEEP_LARGEST_SORT`]).
 
-use super::state::SORT_BLOCK;
+use super::state::{RADIX, SORT_BLOCK, SORT_WORKGROUP_SIZE, scatter_workgroup_bytes};
 
 /// The keys a sort takes: 64 bits as `vec2<u32>` (low word first), or one `u32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,6 +71,78 @@ impl SortAlgorithm {
             Self::OneSweep
         } else {
             Self::Classic
+        }
+    }
+}
+
+/// How a block of every pass's scatter ranks its pairs: finds, for each pair, how many
+/// pairs before it in the block share its digit (`scatter.wgsl`). Both are stable and
+/// exact; they differ in speed and in what the GPU must offer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortRanking {
+    /// Per-digit bit masks over rounds of pairs in workgroup memory: any GPU, three
+    /// workgroup barriers per round of [`SORT_WORKGROUP_SIZE`] pairs.
+    WorkgroupMasks,
+    /// Each subgroup matches its lanes' digits with ballots and counts them apart; no
+    /// barrier until the block's counts are known. Needs `Features::SUBGROUP`; sized
+    /// for subgroups of `min_lanes` to `max_lanes` lanes (powers of two, 4 to 128, as
+    /// `wgpu::AdapterInfo` gives them).
+    SubgroupBallots {
+        /// The adapter's smallest subgroup: the workgroup holds at most
+        /// `SORT_WORKGROUP_SIZE / min_lanes` subgroups, each with its digit counts.
+        min_lanes: u32,
+        /// The adapter's largest subgroup: how many 32-bit words of a ballot are read.
+        max_lanes: u32,
+    },
+}
+
+impl SortRanking {
+    /// [`Self::SubgroupBallots`] where the device has `Features::SUBGROUP` through a
+    /// native API and the scatter's workgroup memory fits its limit; else
+    /// [`Self::WorkgroupMasks`]. Browsers are left out: wgpu's shader translator does
+    /// not yet write WGSL's `enable subgroups;`, which a browser requires.
+    pub fn for_device(device: &wgpu::Device) -> Self {
+        let info = device.adapter_info();
+        let ballots = Self::SubgroupBallots {
+            min_lanes: info.subgroup_min_size,
+            max_lanes: info.subgroup_max_size,
+        };
+        let usable = device.features().contains(wgpu::Features::SUBGROUP)
+            && info.backend != wgpu::Backend::BrowserWebGpu
+            && ballots.fits(device.limits().max_compute_workgroup_storage_size);
+        if usable {
+            ballots
+        } else {
+            Self::WorkgroupMasks
+        }
+    }
+
+    /// Whether this ranking's lane counts are ones it handles and its scatter's
+    /// workgroup memory is at most `max_bytes`.
+    pub fn fits(self, max_bytes: u32) -> bool {
+        let lanes_handled = match self {
+            Self::WorkgroupMasks => true,
+            Self::SubgroupBallots {
+                min_lanes,
+                max_lanes,
+            } => {
+                min_lanes.is_power_of_two()
+                    && max_lanes.is_power_of_two()
+                    && (4..=max_lanes).contains(&min_lanes)
+                    && max_lanes <= 128
+            }
+        };
+        lanes_handled && scatter_workgroup_bytes(self.subgroup_count_words()) <= max_bytes
+    }
+
+    /// Words of the subgroups' digit counts in the scatter's workgroup memory: 16 bits
+    /// per subgroup and digit.
+    pub(super) fn subgroup_count_words(self) -> u32 {
+        match self {
+            Self::WorkgroupMasks => 0,
+            Self::SubgroupBallots { min_lanes, .. } => {
+                SORT_WORKGROUP_SIZE / min_lanes.max(1) * RADIX / 2
+            }
         }
     }
 }

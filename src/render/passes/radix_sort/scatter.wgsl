@@ -14,7 +14,18 @@
 // `publish_block_counts` and `first_output_slot`. The kernels that call
 // `scatter_block` are in classic.wgsl and onesweep.wgsl.
 //
-// No subgroup operations: nothing here depends on the subgroup size.
+// A block ranks its pairs one of two ways, picked by the shader def
+// SORT_SUBGROUP_RANKING (`SortRanking` in options.rs):
+//   without it  per round of WG pairs, per-digit bit masks over the round's slots in
+//               workgroup memory (atomicOr, then counting the bits below one's own):
+//               no subgroup operations, any GPU, but three workgroup barriers a round
+//   with it     each subgroup ranks its own run of pairs with ballots (the lanes that
+//               share a digit match on all its bits), one item at a time, and keeps
+//               its digit counts in workgroup memory; a scan over the subgroups then
+//               places each subgroup's pairs after those of the subgroups before it.
+//               No barrier until the block's counts are known. Nothing assumes a
+//               subgroup size: ballots are read as 128 lanes, and the counts are sized
+//               for the adapter's smallest subgroups.
 //
 // The scatter orders each block in workgroup memory before it writes, so that the
 // threads of a subgroup write neighbouring slots: written straight from the ranking,
@@ -26,7 +37,7 @@
 // per-thread arrays made the tile sort slower than the unstaged scatter.
 #define_import_path bevy_splat::radix_sort::scatter
 
-#import bevy_splat::radix_sort::state::{RADIX, SORT_BLOCK, SORT_ITEMS, WG}
+#import bevy_splat::radix_sort::state::{RADIX, RADIX_BITS, SORT_BLOCK, SORT_ITEMS, WG}
 #import bevy_splat::radix_sort::keys::{KEY_WORDS, digit_of, key_word, keys_in, params, state}
 #ifdef SORT_ONESWEEP
 #import bevy_splat::radix_sort::look_back::{first_output_slot, publish_block_counts}
@@ -37,6 +48,62 @@
 // Words of the workgroup memory `stage`: max(SORT_BLOCK, MASK_WORDS * RADIX).
 const STAGE_WORDS: u32 = #{SORT_STAGE_WORDS}u;
 const MASK_WORDS: u32 = WG / 32u;
+
+// Where a thread of the scatter sits: its index in the workgroup and, for the subgroup
+// ranking, its subgroup (of `subgroups`) and its lane (of `lanes`).
+struct SortThread {
+    index: u32,
+    subgroup: u32,
+    subgroups: u32,
+    lane: u32,
+    lanes: u32,
+}
+
+#ifdef SORT_SUBGROUP_RANKING
+// 32-bit words of a ballot that can hold lanes: ceil(largest subgroup / 32).
+const BALLOT_WORDS: u32 = #{SORT_BALLOT_WORDS}u;
+// Per subgroup and digit, its pairs in the block (then the pairs of that digit in the
+// subgroups before it): 16 bits each (a block's SORT_BLOCK pairs fit), digits d and
+// d + RADIX / 2 sharing a word, for up to WG / (the smallest subgroup) subgroups.
+const COUNT_WORDS: u32 = #{SORT_SUBGROUP_COUNT_WORDS}u;
+const HALF_RADIX: u32 = RADIX / 2u;
+var<workgroup> subgroup_counts: array<atomic<u32>, COUNT_WORDS>;
+
+// The word of `subgroup_counts` that holds `digit` of `subgroup`, and the shift of
+// its 16 bits.
+fn count_word(subgroup: u32, digit: u32) -> u32 {
+    return subgroup * HALF_RADIX + digit % HALF_RADIX;
+}
+fn count_shift(digit: u32) -> u32 {
+    return (digit / HALF_RADIX) * 16u;
+}
+
+// The lanes below `lane` in the ballot `lanes`.
+fn lanes_below(lanes: vec4<u32>, lane: u32) -> u32 {
+    var below = 0u;
+    for (var k = 0u; k < BALLOT_WORDS; k++) {
+        let first = k * 32u;
+        var bits = 0u;
+        if lane >= first + 32u {
+            bits = 0xFFFFFFFFu;
+        } else if lane > first {
+            bits = (1u << (lane - first)) - 1u;
+        }
+        below += countOneBits(lanes[k] & bits);
+    }
+    return below;
+}
+
+// The lowest lane of the ballot `lanes` (0 if none).
+fn lowest_lane(lanes: vec4<u32>) -> u32 {
+    for (var k = 0u; k < BALLOT_WORDS; k++) {
+        if lanes[k] != 0u {
+            return k * 32u + firstTrailingBit(lanes[k]);
+        }
+    }
+    return 0u;
+}
+#endif
 
 @group(0) @binding(4) var<storage, read> values_in: array<u32>;
 #ifdef SORT_KEY_64
@@ -76,21 +143,13 @@ var<workgroup> digit_scan: array<vec2<u32>, RADIX>;
 // so that the pair staged at block slot s with digit d goes to `digit_rebase[d] + s`.
 var<workgroup> digit_rebase: array<u32, RADIX>;
 
-// The scatter of block `block` (< state.blocks) by its workgroup, thread t; called from
-// workgroup-uniform control flow.
-fn scatter_block(block: u32, t: u32) {
+// The scatter of block `block` (< state.blocks) by its workgroup, thread `thread`;
+// called from workgroup-uniform control flow.
+fn scatter_block(block: u32, thread: SortThread) {
+    let t = thread.index;
     let n = state.n;
     let start = block * SORT_BLOCK;
     let in_block = min(n - start, SORT_BLOCK);
-
-    // Rounds of WG consecutive pairs. Thread t takes slot (t % MASK_WORDS) * 32 +
-    // t / MASK_WORDS of each round: neighbouring threads (one hardware subgroup) own
-    // bits of different mask words, so equal digits do not pile their atomicOr onto one
-    // word. Ranks follow the slot order, which is the input order: the pass is stable.
-    // All loads first, to have them in flight together.
-    let my_word = t % MASK_WORDS;
-    let my_bit = 1u << (t / MASK_WORDS);
-    let my_slot = my_word * 32u + t / MASK_WORDS;
     let input_index_values = state.input_index_values == 1u && params.word == 0u && params.shift == 0u;
 #ifdef SORT_KEY_64
     var keys: array<vec2<u32>, SORT_ITEMS>;
@@ -99,6 +158,78 @@ fn scatter_block(block: u32, t: u32) {
 #endif
     var values: array<u32, SORT_ITEMS>;
     var digits: array<u32, SORT_ITEMS>;
+    // Each pair's slot in the block's sorted order.
+    var sorted_slot: array<u32, SORT_ITEMS>;
+
+#ifdef SORT_SUBGROUP_RANKING
+    // Subgroup s takes the s-th run of lanes * SORT_ITEMS pairs, lane l item i of it
+    // pair i * lanes + l: subgroups, then items, then lanes follow the input order, so
+    // ranks in that order keep the pass stable. All loads first, to have them in
+    // flight together.
+    let run = thread.lanes * SORT_ITEMS;
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let slot = thread.subgroup * run + i * thread.lanes + thread.lane;
+        let j = start + slot;
+        digits[i] = RADIX;
+        if slot < in_block {
+            keys[i] = keys_in[j];
+            digits[i] = digit_of(keys[i]);
+            if input_index_values {
+                values[i] = j;
+            } else {
+                values[i] = values_in[j];
+            }
+        }
+    }
+    for (var w = t; w < COUNT_WORDS; w += WG) {
+        atomicStore(&subgroup_counts[w], 0u);
+    }
+    workgroupBarrier();
+    // Item by item, the lanes holding the same digit find one another by a ballot per
+    // digit bit; the lowest of them adds them all to the subgroup's count of that digit
+    // and hands the count before them to the others. sorted_slot holds each pair's
+    // rank among its subgroup's pairs of its digit until the block's counts are known.
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let digit = digits[i];
+        let valid = digit < RADIX;
+        var peers = subgroupBallot(valid);
+        for (var bit = 0u; bit < RADIX_BITS; bit++) {
+            let one = ((digit >> bit) & 1u) == 1u;
+            let lanes = subgroupBallot(one);
+            peers &= select(~lanes, lanes, one);
+        }
+        let rank = lanes_below(peers, thread.lane);
+        var before = 0u;
+        if valid && rank == 0u {
+            let shift = count_shift(digit);
+            let count = countOneBits(peers);
+            let added = (count.x + count.y + count.z + count.w) << shift;
+            before = (atomicAdd(&subgroup_counts[count_word(thread.subgroup, digit)], added) >> shift) & 0xFFFFu;
+        }
+        sorted_slot[i] = subgroupShuffle(before, lowest_lane(peers)) + rank;
+    }
+    workgroupBarrier();
+    // Thread t turns digit t's counts into the pairs of that digit in the subgroups
+    // before each one (an exclusive scan over the subgroups, in place: the delta
+    // changes only this digit's 16 bits of the word, whatever the other digit's
+    // thread adds to it meanwhile), and so learns the block's count of digit t.
+    var own_count = 0u;
+    let own_shift = count_shift(t);
+    for (var s = 0u; s < thread.subgroups; s++) {
+        let word = count_word(s, t);
+        let count = (atomicLoad(&subgroup_counts[word]) >> own_shift) & 0xFFFFu;
+        atomicAdd(&subgroup_counts[word], (own_count - count) << own_shift);
+        own_count += count;
+    }
+#else
+    // Rounds of WG consecutive pairs. Thread t takes slot (t % MASK_WORDS) * 32 +
+    // t / MASK_WORDS of each round: neighbouring threads (one hardware subgroup) own
+    // bits of different mask words, so equal digits do not pile their atomicOr onto one
+    // word. Ranks follow the slot order, which is the input order: the pass is stable.
+    // All loads first, to have them in flight together.
+    let my_word = t % MASK_WORDS;
+    let my_bit = 1u << (t / MASK_WORDS);
+    let my_slot = my_word * 32u + t / MASK_WORDS;
     for (var i = 0u; i < SORT_ITEMS; i++) {
         let j = start + i * WG + my_slot;
         digits[i] = RADIX;
@@ -113,8 +244,7 @@ fn scatter_block(block: u32, t: u32) {
         }
     }
 
-    // The block's digit counts, and their exclusive prefix sum: each digit's first
-    // slot in the block's sorted order.
+    // The block's digit counts.
     atomicStore(&stage[t], 0u);
     workgroupBarrier();
     for (var i = 0u; i < SORT_ITEMS; i++) {
@@ -124,6 +254,10 @@ fn scatter_block(block: u32, t: u32) {
     }
     workgroupBarrier();
     let own_count = atomicLoad(&stage[t]);
+#endif
+
+    // The exclusive prefix sum of the block's digit counts: each digit's first slot in
+    // the block's sorted order.
     let counts = vec2<u32>(own_count, publish_block_counts(block, t, own_count));
     var sum = counts;
     digit_scan[t] = sum;
@@ -139,13 +273,22 @@ fn scatter_block(block: u32, t: u32) {
     let first_in_block = sum.x - own_count;
     digit_next[t] = first_in_block;
     digit_rebase[t] = first_output_slot(block, t, own_count, sum.y - counts.y) - first_in_block;
+
+#ifdef SORT_SUBGROUP_RANKING
+    workgroupBarrier();
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        let digit = digits[i];
+        if digit < RADIX {
+            let before = atomicLoad(&subgroup_counts[count_word(thread.subgroup, digit)]);
+            sorted_slot[i] += digit_next[digit] + ((before >> count_shift(digit)) & 0xFFFFu);
+        }
+    }
+#else
     for (var w = 0u; w < MASK_WORDS; w++) {
         atomicStore(&stage[w * RADIX + t], 0u);
     }
     workgroupBarrier();
 
-    // Each pair's slot in the block's sorted order.
-    var sorted_slot: array<u32, SORT_ITEMS>;
     for (var i = 0u; i < SORT_ITEMS; i++) {
         if i * WG >= in_block {
             break;
@@ -173,6 +316,7 @@ fn scatter_block(block: u32, t: u32) {
         digit_next[t] += taken;
         workgroupBarrier();
     }
+#endif
 
     // Stage the pairs in sorted order, one word at a time, and write each word from
     // the thread of its sorted slot: neighbouring threads write neighbouring slots

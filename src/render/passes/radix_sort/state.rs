@@ -43,6 +43,13 @@ const STAGE_WORDS: u32 = {
     }
 };
 
+/// Bytes of the scatter kernel's workgroup memory (`scatter.wgsl`: the stage, three
+/// per-digit arrays, one-sweep's block index) with `count_words` words of subgroup
+/// digit counts.
+pub(super) const fn scatter_workgroup_bytes(count_words: u32) -> u32 {
+    4 * (STAGE_WORDS + RADIX * 4 + 1 + count_words)
+}
+
 /// [`SortState::range_word`] of a sort without a key range.
 pub(super) const NO_RANGE: u32 = u32::MAX;
 
