@@ -161,14 +161,26 @@ fn scatter_block(block: u32, thread: SortThread) {
     // Each pair's slot in the block's sorted order.
     var sorted_slot: array<u32, SORT_ITEMS>;
 
+    // The pairs' places in the block: subgroup s takes the s-th run of lanes *
+    // SORT_ITEMS pairs, lane l item i of it pair i * lanes + l (subgroups, then items,
+    // then lanes follow the input order, so ranks in that order keep the pass stable);
+    // without subgroups, thread t takes slot (t % MASK_WORDS) * 32 + t / MASK_WORDS of
+    // each round of WG pairs (neighbouring threads, one hardware subgroup, own bits of
+    // different mask words, so equal digits do not pile their atomicOr onto one word),
+    // and ranks follow the slot order. All loads first, to have them in flight together.
 #ifdef SORT_SUBGROUP_RANKING
-    // Subgroup s takes the s-th run of lanes * SORT_ITEMS pairs, lane l item i of it
-    // pair i * lanes + l: subgroups, then items, then lanes follow the input order, so
-    // ranks in that order keep the pass stable. All loads first, to have them in
-    // flight together.
     let run = thread.lanes * SORT_ITEMS;
+#else
+    let my_word = t % MASK_WORDS;
+    let my_bit = 1u << (t / MASK_WORDS);
+    let my_slot = my_word * 32u + t / MASK_WORDS;
+#endif
     for (var i = 0u; i < SORT_ITEMS; i++) {
+#ifdef SORT_SUBGROUP_RANKING
         let slot = thread.subgroup * run + i * thread.lanes + thread.lane;
+#else
+        let slot = i * WG + my_slot;
+#endif
         let j = start + slot;
         digits[i] = RADIX;
         if slot < in_block {
@@ -181,14 +193,44 @@ fn scatter_block(block: u32, thread: SortThread) {
             }
         }
     }
+
+    // The block's digit counts first, published at once: the blocks after this one
+    // look back at them while it ranks its pairs.
+    atomicStore(&stage[t], 0u);
+    workgroupBarrier();
+    for (var i = 0u; i < SORT_ITEMS; i++) {
+        if digits[i] < RADIX {
+            atomicAdd(&stage[digits[i]], 1u);
+        }
+    }
+    workgroupBarrier();
+    let own_count = atomicLoad(&stage[t]);
+    // The exclusive prefix sums of the block's digit counts (each digit's first slot
+    // in the block's sorted order) and of the digits' totals over all blocks.
+    let counts = vec2<u32>(own_count, publish_block_counts(block, t, own_count));
+    var sum = counts;
+    digit_scan[t] = sum;
+    workgroupBarrier();
+    for (var offset = 1u; offset < RADIX; offset *= 2u) {
+        if t >= offset {
+            sum += digit_scan[t - offset];
+        }
+        workgroupBarrier();
+        digit_scan[t] = sum;
+        workgroupBarrier();
+    }
+    let first_in_block = sum.x - own_count;
+    digit_next[t] = first_in_block;
+
+#ifdef SORT_SUBGROUP_RANKING
     for (var w = t; w < COUNT_WORDS; w += WG) {
         atomicStore(&subgroup_counts[w], 0u);
     }
     workgroupBarrier();
     // Item by item, the lanes holding the same digit find one another by a ballot per
     // digit bit; the lowest of them adds them all to the subgroup's count of that digit
-    // and hands the count before them to the others. sorted_slot holds each pair's
-    // rank among its subgroup's pairs of its digit until the block's counts are known.
+    // and hands the count before them to the others.
+    var subgroup_rank: array<u32, SORT_ITEMS>;
     for (var i = 0u; i < SORT_ITEMS; i++) {
         let digit = digits[i];
         let valid = digit < RADIX;
@@ -206,81 +248,27 @@ fn scatter_block(block: u32, thread: SortThread) {
             let added = (count.x + count.y + count.z + count.w) << shift;
             before = (atomicAdd(&subgroup_counts[count_word(thread.subgroup, digit)], added) >> shift) & 0xFFFFu;
         }
-        sorted_slot[i] = subgroupShuffle(before, lowest_lane(peers)) + rank;
+        subgroup_rank[i] = subgroupShuffle(before, lowest_lane(peers)) + rank;
     }
     workgroupBarrier();
     // Thread t turns digit t's counts into the pairs of that digit in the subgroups
-    // before each one (an exclusive scan over the subgroups, in place: the delta
+    // before each one: an exclusive scan over the subgroups, in place (the delta
     // changes only this digit's 16 bits of the word, whatever the other digit's
-    // thread adds to it meanwhile), and so learns the block's count of digit t.
-    var own_count = 0u;
+    // thread adds to it meanwhile).
     let own_shift = count_shift(t);
+    var subgroups_before = 0u;
     for (var s = 0u; s < thread.subgroups; s++) {
         let word = count_word(s, t);
         let count = (atomicLoad(&subgroup_counts[word]) >> own_shift) & 0xFFFFu;
-        atomicAdd(&subgroup_counts[word], (own_count - count) << own_shift);
-        own_count += count;
+        atomicAdd(&subgroup_counts[word], (subgroups_before - count) << own_shift);
+        subgroups_before += count;
     }
-#else
-    // Rounds of WG consecutive pairs. Thread t takes slot (t % MASK_WORDS) * 32 +
-    // t / MASK_WORDS of each round: neighbouring threads (one hardware subgroup) own
-    // bits of different mask words, so equal digits do not pile their atomicOr onto one
-    // word. Ranks follow the slot order, which is the input order: the pass is stable.
-    // All loads first, to have them in flight together.
-    let my_word = t % MASK_WORDS;
-    let my_bit = 1u << (t / MASK_WORDS);
-    let my_slot = my_word * 32u + t / MASK_WORDS;
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        let j = start + i * WG + my_slot;
-        digits[i] = RADIX;
-        if i * WG + my_slot < in_block {
-            keys[i] = keys_in[j];
-            digits[i] = digit_of(keys[i]);
-            if input_index_values {
-                values[i] = j;
-            } else {
-                values[i] = values_in[j];
-            }
-        }
-    }
-
-    // The block's digit counts.
-    atomicStore(&stage[t], 0u);
-    workgroupBarrier();
-    for (var i = 0u; i < SORT_ITEMS; i++) {
-        if digits[i] < RADIX {
-            atomicAdd(&stage[digits[i]], 1u);
-        }
-    }
-    workgroupBarrier();
-    let own_count = atomicLoad(&stage[t]);
-#endif
-
-    // The exclusive prefix sum of the block's digit counts: each digit's first slot in
-    // the block's sorted order.
-    let counts = vec2<u32>(own_count, publish_block_counts(block, t, own_count));
-    var sum = counts;
-    digit_scan[t] = sum;
-    workgroupBarrier();
-    for (var offset = 1u; offset < RADIX; offset *= 2u) {
-        if t >= offset {
-            sum += digit_scan[t - offset];
-        }
-        workgroupBarrier();
-        digit_scan[t] = sum;
-        workgroupBarrier();
-    }
-    let first_in_block = sum.x - own_count;
-    digit_next[t] = first_in_block;
-    digit_rebase[t] = first_output_slot(block, t, own_count, sum.y - counts.y) - first_in_block;
-
-#ifdef SORT_SUBGROUP_RANKING
     workgroupBarrier();
     for (var i = 0u; i < SORT_ITEMS; i++) {
         let digit = digits[i];
         if digit < RADIX {
             let before = atomicLoad(&subgroup_counts[count_word(thread.subgroup, digit)]);
-            sorted_slot[i] += digit_next[digit] + ((before >> count_shift(digit)) & 0xFFFFu);
+            sorted_slot[i] = digit_next[digit] + ((before >> count_shift(digit)) & 0xFFFFu) + subgroup_rank[i];
         }
     }
 #else
@@ -317,6 +305,11 @@ fn scatter_block(block: u32, thread: SortThread) {
         workgroupBarrier();
     }
 #endif
+
+    // Only now where the block's digits start over all blocks: the look-back waits
+    // for the blocks before this one, which by now have most likely published their
+    // running totals.
+    digit_rebase[t] = first_output_slot(block, t, own_count, sum.y - counts.y) - first_in_block;
 
     // Stage the pairs in sorted order, one word at a time, and write each word from
     // the thread of its sorted slot: neighbouring threads write neighbouring slots
