@@ -8,7 +8,7 @@
 #import bevy_splat::common::grid::linear_group
 #import bevy_splat::radix_sort::keys::{digit_of, keys_in, state}
 #import bevy_splat::radix_sort::classic_slots::hist
-#import bevy_splat::radix_sort::scatter::{SortThread, scatter_block}
+#import bevy_splat::radix_sort::scatter::{ScatterThread, scatter_block}
 
 // The count kernel spreads its histogram over this many copies (thread t adds to copy
 // t % HIST_COPIES), so that neighbouring threads counting the same digit do not all
@@ -73,21 +73,11 @@ fn count(
 fn scatter(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) t: u32,
-#ifdef SORT_SUBGROUP_RANKING
-    @builtin(subgroup_id) subgroup: u32,
-    @builtin(num_subgroups) subgroups: u32,
-    @builtin(subgroup_invocation_id) lane: u32,
-    @builtin(subgroup_size) lanes: u32,
-#endif
+    thread: ScatterThread,
 ) {
     let block = linear_group(wid, nwg);
     if block >= state.blocks {
         return;
     }
-#ifdef SORT_SUBGROUP_RANKING
-    scatter_block(block, SortThread(t, subgroup, subgroups, lane, lanes));
-#else
-    scatter_block(block, SortThread(t, 0u, 1u, t, WG));
-#endif
+    scatter_block(block, thread);
 }

@@ -9,7 +9,7 @@
 #import bevy_splat::common::grid::linear_group
 #import bevy_splat::radix_sort::keys::{digit_at, keys_in, params, pass_index, state}
 #import bevy_splat::radix_sort::look_back::{look_back_word, status}
-#import bevy_splat::radix_sort::scatter::{SortThread, scatter_block}
+#import bevy_splat::radix_sort::scatter::{ScatterThread, scatter_block}
 
 #ifdef SORT_KEY_64
 alias SortKey = vec2<u32>;
@@ -92,25 +92,13 @@ fn histogram(
 }
 
 @compute @workgroup_size(WG)
-fn scatter(
-    @builtin(local_invocation_index) t: u32,
-#ifdef SORT_SUBGROUP_RANKING
-    @builtin(subgroup_id) subgroup: u32,
-    @builtin(num_subgroups) subgroups: u32,
-    @builtin(subgroup_invocation_id) lane: u32,
-    @builtin(subgroup_size) lanes: u32,
-#endif
-) {
-    if t == 0u {
+fn scatter(thread: ScatterThread) {
+    if thread.index == 0u {
         block_index = atomicAdd(&status.block_counters[pass_index()], 1u);
     }
     let block = workgroupUniformLoad(&block_index);
     if block >= state.blocks {
         return;
     }
-#ifdef SORT_SUBGROUP_RANKING
-    scatter_block(block, SortThread(t, subgroup, subgroups, lane, lanes));
-#else
-    scatter_block(block, SortThread(t, 0u, 1u, t, WG));
-#endif
+    scatter_block(block, thread);
 }

@@ -83,8 +83,8 @@ pub enum SortRanking {
     /// Per-digit bit masks over rounds of pairs in workgroup memory: any GPU, three
     /// workgroup barriers per round of [`SORT_WORKGROUP_SIZE`] pairs.
     WorkgroupMasks,
-    /// Each subgroup matches its lanes' digits with ballots and counts them apart; no
-    /// barrier until the block's counts are known. Needs `Features::SUBGROUP`; sized
+    /// Each subgroup matches its lanes' digits with ballots and counts them apart, with
+    /// no workgroup barrier while it ranks. Needs `Features::SUBGROUP`; sized
     /// for subgroups of `min_lanes` to `max_lanes` lanes (powers of two, 4 to 128, as
     /// `wgpu::AdapterInfo` gives them).
     SubgroupBallots {

@@ -23,7 +23,7 @@
 //               share a digit match on all its bits), one item at a time, and keeps
 //               its digit counts in workgroup memory; a scan over the subgroups then
 //               places each subgroup's pairs after those of the subgroups before it.
-//               No barrier until the block's counts are known. Nothing assumes a
+//               No workgroup barrier while it ranks. Nothing assumes a
 //               subgroup size: ballots are read as 128 lanes, and the counts are sized
 //               for the adapter's smallest subgroups.
 //
@@ -49,14 +49,17 @@
 const STAGE_WORDS: u32 = #{SORT_STAGE_WORDS}u;
 const MASK_WORDS: u32 = WG / 32u;
 
-// Where a thread of the scatter sits: its index in the workgroup and, for the subgroup
-// ranking, its subgroup (of `subgroups`) and its lane (of `lanes`).
-struct SortThread {
-    index: u32,
-    subgroup: u32,
-    subgroups: u32,
-    lane: u32,
-    lanes: u32,
+// Where a thread of the scatter sits, the scatter kernels' builtins: its index in the
+// workgroup and, for the subgroup ranking, its subgroup (of `subgroups`) and its lane
+// (of `lanes`).
+struct ScatterThread {
+    @builtin(local_invocation_index) index: u32,
+#ifdef SORT_SUBGROUP_RANKING
+    @builtin(subgroup_id) subgroup: u32,
+    @builtin(num_subgroups) subgroups: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) lanes: u32,
+#endif
 }
 
 #ifdef SORT_SUBGROUP_RANKING
@@ -145,7 +148,7 @@ var<workgroup> digit_rebase: array<u32, RADIX>;
 
 // The scatter of block `block` (< state.blocks) by its workgroup, thread `thread`;
 // called from workgroup-uniform control flow.
-fn scatter_block(block: u32, thread: SortThread) {
+fn scatter_block(block: u32, thread: ScatterThread) {
     let t = thread.index;
     let n = state.n;
     let start = block * SORT_BLOCK;
