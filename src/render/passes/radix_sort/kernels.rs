@@ -263,9 +263,9 @@ impl RadixSort {
     }
 
     /// A sort of `key` keys by `algorithm` whose blocks rank their pairs by `ranking`
-    /// (tests and benchmarks of both rankings). Panics if the device lacks
-    /// `Features::SUBGROUP` for [`SortRanking::SubgroupBallots`], or its workgroup
-    /// memory does not fit ([`SortRanking::fits`]).
+    /// (tests and benchmarks of both rankings). [`SortRanking::SubgroupBallots`] needs
+    /// a device with `Features::SUBGROUP` whose workgroup memory holds its scatter
+    /// ([`SortRanking::fits`]); wgpu rejects its pipelines elsewhere.
     pub fn with_ranking(
         device: &wgpu::Device,
         key: SortKey,
