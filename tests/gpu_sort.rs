@@ -80,6 +80,23 @@ fn counters(gpu: &Gpu, n: u32) -> wgpu::Buffer {
     gpu.upload(&words, wgpu::BufferUsages::STORAGE)
 }
 
+/// Buffers for `capacity` pairs of `sort` that read n from word COUNT_WORD of
+/// `counter` (made by [`counters`]).
+fn counted_buffers(
+    gpu: &Gpu,
+    sort: &RadixSort,
+    capacity: u32,
+    counter: &wgpu::Buffer,
+) -> SortBuffers {
+    SortBuffers::new(
+        &gpu.device,
+        sort,
+        capacity,
+        counter,
+        (COUNT_WORD * 4) as u64,
+    )
+}
+
 #[track_caller]
 fn assert_same<T: PartialEq + Debug>(what: &str, got: &[T], want: &[T]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
@@ -196,13 +213,7 @@ fn check_sort(
 ) -> Duration {
     let keys = make_keys(kind, n as usize, key_bits, rng);
     let counter = counters(gpu, n);
-    let buffers = SortBuffers::new(
-        &gpu.device,
-        sort,
-        capacity,
-        &counter,
-        (COUNT_WORD * 4) as u64,
-    );
+    let buffers = counted_buffers(gpu, sort, capacity, &counter);
     assert_eq!(buffers.capacity(), capacity);
     fill(gpu, &buffers, &keys);
     let mut result = usize::MAX;
@@ -307,13 +318,7 @@ fn a_reused_sort_stays_exact() {
     for algorithm in algorithms(&gpu) {
         let sort = RadixSort::with_key(&gpu.device, SortKey::U64, algorithm);
         let counter = counters(&gpu, 0);
-        let buffers = SortBuffers::new(
-            &gpu.device,
-            &sort,
-            capacity,
-            &counter,
-            (COUNT_WORD * 4) as u64,
-        );
+        let buffers = counted_buffers(&gpu, &sort, capacity, &counter);
         assert_eq!(buffers.algorithm(), algorithm, "a small sort runs as asked");
         let mut rng = Rng(9);
         for (n, key_bits) in [
@@ -365,13 +370,7 @@ fn radix_sort_of_u32_keys_matches_cpu_stable_sort() {
                     .map(|_| (rng.below(1 << 20) as u32).wrapping_mul(0x9E37_79B9))
                     .collect();
                 let counter = counters(&gpu, n);
-                let buffers = SortBuffers::new(
-                    &gpu.device,
-                    &sort,
-                    n.max(1),
-                    &counter,
-                    (COUNT_WORD * 4) as u64,
-                );
+                let buffers = counted_buffers(&gpu, &sort, n.max(1), &counter);
                 fill(&gpu, &buffers, &keys);
                 let mut result = usize::MAX;
                 gpu.run(|pass| result = sort.encode(pass, &buffers, key_bits));
@@ -522,13 +521,7 @@ fn benchmark_sort(
         n
     };
     let counter = counters(gpu, n);
-    let buffers = SortBuffers::new(
-        &gpu.device,
-        &sort,
-        capacity,
-        &counter,
-        (COUNT_WORD * 4) as u64,
-    );
+    let buffers = counted_buffers(gpu, &sort, capacity, &counter);
     let fallbacks = || {
         buffers.look_back_fallbacks().map(|(buffer, offset)| {
             let words: Vec<u32> = gpu.read(buffer, offset as usize / 4 + 1);
@@ -1345,8 +1338,7 @@ fn one_sweep_fallback_counts_exactly() {
                 let key_bits = [sort_kind.key_width(), 17, 8, 9][i % 4];
                 let case = StressCase::new(sort_kind, kind, n, key_bits, &mut rng);
                 let counter = counters(&gpu, n);
-                let buffers =
-                    SortBuffers::new(&gpu.device, &sort, n, &counter, (COUNT_WORD * 4) as u64);
+                let buffers = counted_buffers(&gpu, &sort, n, &counter);
                 assert_eq!(buffers.algorithm(), SortAlgorithm::OneSweep);
                 match sort_kind.key() {
                     SortKey::U64 => fill(&gpu, &buffers, &case.keys),
