@@ -737,7 +737,7 @@ fn benchmark_scan(gpu: &Gpu) {
 /// of (key − smallest): exactly when the keys span fewer than 2^bits values, and by
 /// the span's top bits, stably, when they span more. 64-bit keys (the high word moves
 /// along unsorted) with the caller's values, and 32-bit keys whose values are their
-/// input indices (as the depth sort runs).
+/// input indices (`SortValues::InputIndex`).
 #[test]
 fn a_ranged_sort_orders_by_the_top_bits_of_the_span() {
     let gpu = Gpu::new();
@@ -888,9 +888,9 @@ const STRESS_KINDS: [StressKeys; 11] = [
     StressKeys::Sawtooth,
 ];
 
-/// The sorts a stress run drives: key type and where the values come from, as the
-/// renderer's pair sort (u32 keys, given values) and depth sort (u32 keys, values the
-/// input indices) run it, and 64-bit keys.
+/// The sorts a stress run drives: key type and where the values come from: u32 keys
+/// with given values, as the renderer's depth and pair sorts run, with the input
+/// indices as values (`SortValues::InputIndex`), and 64-bit keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum StressSort {
     U64,

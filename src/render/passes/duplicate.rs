@@ -61,7 +61,7 @@ impl DuplicatePass {
     }
 
     /// `first_pair_slots` is the scanned pair counts and `by_depth` the visible splats'
-    /// slots, both nearest first; pairs go to `keys`/`values`.
+    /// depth values (slot and pair count), both nearest first; pairs go to `keys`/`values`.
     pub fn bind_group(
         &self,
         device: &Device,

@@ -12,6 +12,7 @@
 #import bevy_splat::common::{
     SplatView, ProjectedSplat, splat_rows, SLOT_BITS, bins_across, bin_row_spans,
     bin_columns, bin_tiles, linear_thread, WORKGROUP_SIZE, COUNTER_VISIBLE_KEPT,
+    depth_value_slot,
 }
 
 @group(0) @binding(0) var<uniform> view: SplatView;
@@ -21,7 +22,7 @@
 @group(0) @binding(3) var<storage, read> counters: array<u32>;
 @group(0) @binding(4) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(5) var<storage, read_write> values: array<u32>;
-// Slots of the visible splats, nearest first.
+// The visible splats' depth values (`depth_value`: slot and pair count), nearest first.
 @group(0) @binding(6) var<storage, read> by_depth: array<u32>;
 
 const WG: u32 = WORKGROUP_SIZE;
@@ -45,7 +46,7 @@ fn duplicate(
     var splat_slot = 0u;
     var slot = 0u;
     if has_splat {
-        splat_slot = by_depth[index];
+        splat_slot = depth_value_slot(by_depth[index]);
         slot = first_pair_slots[index];
     }
     if thread == 0u {

@@ -6,8 +6,8 @@
 //! 2. `indirect`: turn the GPU's counts into dispatch arguments (and prepare a
 //!    one-sweep depth sort);
 //! 3. depth sort: [`radix_sort`] of the visible splats by depth;
-//! 4. `pair_slots`: their pair counts, taken in that order, become each splat's first
-//!    pair slot (a gather and a prefix scan), and the kept pairs' grid (and a
+//! 4. `pair_slots`: their pair counts, carried in the sorted values, become each
+//!    splat's first pair slot (a prefix scan), and the kept pairs' grid (and a
 //!    one-sweep bin sort is prepared);
 //! 5. `duplicate`: one (bin, splat) pair per bin (2×2 tiles) a splat touches;
 //! 6. tile sort: a stable [`radix_sort`] of the pairs by bin;

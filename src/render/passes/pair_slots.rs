@@ -1,22 +1,27 @@
-//! pair slots: once the depth sort (the radix sort of the visible splats' depth keys,
-//! over the top [`DEPTH_KEY_BITS`] bits of the frame's depth-key range, the values
-//! being the slots) has run, each visible splat's first pair slot in depth order: the
-//! exclusive prefix sum of the splats' pair counts taken nearest first, and its total,
-//! the pairs the view needs (`pairs_needed` of the counters).
+//! pair slots: once the depth sort has run (the radix sort of the visible splats'
+//! depth keys, over the top [`DEPTH_KEY_BITS`] bits of the frame's depth-key range,
+//! whose values are each splat's slot and pair count, `depth_value` in
+//! `common.wgsl`), each visible splat's first pair slot in depth order: the exclusive
+//! prefix sum of the splats' pair counts taken nearest first, and its total, the
+//! pairs the view needs (`pairs_needed` of the counters).
 //!
 //! Sorting splats by depth once and their (splat, tile) pairs by tile alone moves
 //! less data than sorting every pair by a tile-and-depth key: at 1080p that was six
 //! 8-bit passes over the pairs, now three over the visible splats and two over the
 //! pairs.
 //!
-//! Three dispatches (`pair_slots.wgsl`): the gather of each block's counts with its
-//! sum, one workgroup's scan of the block sums (which also clamps the total to the pair
+//! The counts travel in the sort's values, so they are read in depth order, one
+//! coalesced read each. Gathered by slot through sorted slots, each was a random read
+//! (the scan stage took 1.53 ms at 64 M splats). Only a count too large for a
+//! value's 4 bits is still read by slot.
+//!
+//! Three dispatches (`pair_slots.wgsl`): each block's counts with their sum, one
+//! workgroup's scan of the block sums (which also clamps the total to the pair
 //! capacity and writes the grid over the kept pairs), and each block's scan of its
-//! counts.
-//! They replaced a gather and the hierarchical [`PrefixScan`](super::scan::PrefixScan)
-//! (its setup, its top, and a reduce and a downsweep per level below the top: five
-//! dispatches with the gather, seven above a million splats), and read the counts
-//! once less.
+//! counts. They replaced a gather and the hierarchical
+//! [`PrefixScan`](super::scan::PrefixScan) (its setup, its top, and a reduce and a
+//! downsweep per level below the top: five dispatches with the gather, seven above a
+//! million splats), and read the counts once less.
 
 use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
@@ -34,7 +39,8 @@ use super::radix_sort::kernels::preparing_defs;
 use super::scan::SCAN_BLOCK;
 
 /// Every loop runs a constant count or up to the kept splats' blocks; every index is
-/// below the kept splats (the depth order's slots are below them too), their blocks,
+/// below the kept splats (the depth order's slots are below them too), twice the
+/// splat capacity (a spilled pair count, `spilled_pairs_word`), their blocks,
 /// a workgroup array's length or (preparing the bin sort) the sort status's fixed
 /// arrays of counters and digit totals.
 pub(crate) const SHADER: EntryShader = EntryShader {
@@ -92,7 +98,7 @@ impl PairSlotsPass {
                 storage(7, false),
             ]
         };
-        let blocks = BindGroupLayoutDescriptor::new("splat pair slots", &entries(true)[..5]);
+        let blocks = BindGroupLayoutDescriptor::new("splat pair slots", &entries(true)[..6]);
         let sums = BindGroupLayoutDescriptor::new("splat pair block sums", &entries(false)[..6]);
         let sums_and_sort =
             BindGroupLayoutDescriptor::new("splat pair block sums and bin sort", &entries(false));
@@ -136,30 +142,33 @@ impl PairSlotsPass {
         })
     }
 
-    /// `by_depth` are the depth sort's output values (slots, nearest first); their
-    /// `pair_counts` become `first_pair_slots` in that order. `block_sums` holds
-    /// [`block_sums_bytes`] for the splat capacity. `capacities` is the band's uniform
-    /// of the indirect kernels ([`IndirectPass::bind_groups`]): x, the pair capacity.
+    /// `by_depth` are the depth sort's output values (each splat's slot and pair
+    /// count, nearest first); their pair counts become `first_pair_slots` in that
+    /// order, those too large for a value read from `spilled_pairs` (the preprocess's
+    /// buffer of depth keys, where they lie after the splat capacity). `block_sums`
+    /// holds [`block_sums_bytes`] for the splat capacity. `capacities` is the band's
+    /// uniform of the indirect kernels ([`IndirectPass::bind_groups`]): x, the pair
+    /// capacity, y, the splat capacity.
     /// `bin_sort`: the band's sort of the pairs by bin, which the scan of the block
     /// sums prepares where it can.
     pub fn bind_groups(
         &self,
         device: &Device,
         (counters, capacities): (&Buffer, &Buffer),
-        (by_depth, pair_counts): (wgpu::BufferBinding<'_>, &Buffer),
+        (by_depth, spilled_pairs): (wgpu::BufferBinding<'_>, &Buffer),
         (first_pair_slots, block_sums): (&Buffer, &Buffer),
         bin_sort: &SortBuffers,
     ) -> PairSlotsGroups {
         let mut entries = vec![
             counters.as_entire_binding(),
             wgpu::BindingResource::Buffer(by_depth),
-            pair_counts.as_entire_binding(),
+            spilled_pairs.as_entire_binding(),
             first_pair_slots.as_entire_binding(),
             block_sums.as_entire_binding(),
             capacities.as_entire_binding(),
         ];
         let [blocks_layout, sums_layout, preparing_layout] = &self.layouts;
-        let blocks = bind_group(device, "splat pair slots", blocks_layout, &entries[..5]);
+        let blocks = bind_group(device, "splat pair slots", blocks_layout, &entries[..6]);
         let preparation = bin_sort
             .preparation()
             .filter(|_| self.scan_blocks_preparing.is_some());
@@ -212,6 +221,7 @@ mod tests {
     use crate::render::passes::preprocess::DEPTH_KEY_BITS;
     use crate::render::passes::radix_sort::{RadixSort, SortAlgorithm, SortKey, SortValues};
     use crate::render::passes::shader_library;
+    use crate::render::view::bands::MAX_SLOTS;
 
     /// This machine's first adapter (lavapipe in CI), or `None` without one.
     fn device() -> Option<(Device, Queue)> {
@@ -250,8 +260,9 @@ mod tests {
 
     /// Every kept splat's first pair slot is the sum of the pair counts of the splats
     /// before it in depth order, and the counters' `pairs_needed` their total: across
-    /// block edges, and past the SCAN_BLOCK block sums one step of `scan_blocks` takes.
-    /// The chain runs as a frame runs it with one-sweep sorts (an NVIDIA or AMD GPU's;
+    /// block edges, and past the SCAN_BLOCK block sums one step of `scan_blocks` takes;
+    /// the counts ride in the depth values, those too large for them (more than half
+    /// of these) read by slot after the values. The chain runs as a frame runs it with one-sweep sorts (an NVIDIA or AMD GPU's;
     /// lavapipe's frames sort classically): `visible_dispatch` prepares the depth sort,
     /// whose order the pair slots follow, and `scan_blocks` prepares the bin sort,
     /// which then sorts the kept pairs' keys; both sorts run without a setup of their
@@ -325,7 +336,26 @@ mod tests {
             // Every other case keeps fewer pairs than it needs.
             let pair_capacity = if capacity % 2 == 0 { u32::MAX } else { 1000 };
             let capacities = upload(&[pair_capacity, capacity, 0, 0], BufferUsages::UNIFORM);
-            let counts_buffer = upload(&counts, storage);
+            // The depth values (`depth_value` in `common.wgsl`), and a stand-in for the
+            // depth keys' buffer with the spilled counts after the capacity
+            // (`spilled_pairs_word`), every other word a poison that would show in
+            // the sums.
+            let slot_bits = MAX_SLOTS.trailing_zeros();
+            let spilled_at = (1 << (u32::BITS - slot_bits)) - 1;
+            let depth_values: Vec<u32> = (0..capacity)
+                .map(|slot| slot | (counts[slot as usize].min(spilled_at) << slot_bits))
+                .collect();
+            let mut keys_and_spills = vec![u32::MAX; 2 * capacity as usize];
+            for (slot, &count) in counts.iter().enumerate() {
+                if count >= spilled_at {
+                    keys_and_spills[capacity as usize + slot] = count;
+                }
+            }
+            assert!(
+                capacity < 100 || counts.iter().any(|&c| c >= spilled_at),
+                "some counts spill"
+            );
+            let spilled_buffer = upload(&keys_and_spills, storage);
             let slots = upload(&vec![u32::MAX; capacity as usize], storage);
             let sums = upload(
                 &vec![u32::MAX; (block_sums_bytes(capacity) / 4) as usize],
@@ -339,9 +369,14 @@ mod tests {
                 VISIBLE_KEPT_OFFSET,
                 DEPTH_KEY_RANGE_OFFSET,
                 DEPTH_KEY_BITS,
-                SortValues::InputIndex,
+                SortValues::Given,
             );
             queue.write_buffer(&depth_sort.keys[0], 0, bytemuck::cast_slice(&depth_keys));
+            queue.write_buffer(
+                &depth_sort.values[0],
+                0,
+                bytemuck::cast_slice(&depth_values),
+            );
             let total: u32 = by_depth.iter().map(|&slot| counts[slot as usize]).sum();
             let pairs_kept = total.min(pair_capacity);
             let bin_keys: Vec<u32> = (0..pairs_kept).map(|_| next(1 << 13)).collect();
@@ -364,7 +399,7 @@ mod tests {
             let group = pass.bind_groups(
                 &device,
                 (&counters, &capacities),
-                (depth_sort.value_binding(depth_output), &counts_buffer),
+                (depth_sort.value_binding(depth_output), &spilled_buffer),
                 (&slots, &sums),
                 &bin_sort,
             );
@@ -381,9 +416,13 @@ mod tests {
 
             let case = format!("{visible} visible, capacity {capacity}");
             let sorted = read_back(&device, &queue, &depth_sort.values[depth_output]);
+            let want_sorted: Vec<u32> = by_depth
+                .iter()
+                .map(|&slot| depth_values[slot as usize])
+                .collect();
             assert_eq!(
                 sorted[..kept as usize],
-                by_depth[..],
+                want_sorted[..],
                 "{case}: the depth order"
             );
             let mut want = Vec::with_capacity(capacity as usize);

@@ -1,10 +1,11 @@
-// pair slots: once the depth sort has ordered the visible splats' slots, each splat's
-// first pair slot in that order, the exclusive prefix sum of their pair counts taken
-// nearest first. So duplicate writes the pairs nearest first, and a stable sort by bin
-// alone keeps every tile's splats front to back. Three dispatches, blocks of
-// SCAN_BLOCK splats in depth order:
-//   count_blocks  gathers each block's pair counts through the depth order (random
-//                 reads) into `first_pair_slots`, and their sum into `block_sums`
+// pair slots: once the depth sort has ordered the visible splats' depth values (slot
+// and pair count, `depth_value`), each splat's first pair slot in that order, the
+// exclusive prefix sum of their pair counts taken nearest first. So duplicate writes
+// the pairs nearest first, and a stable sort by bin alone keeps every tile's splats
+// front to back. Three dispatches, blocks of SCAN_BLOCK splats in depth order:
+//   count_blocks  takes each block's pair counts from the sorted values (reading a
+//                 spilled count by slot) into `first_pair_slots`, and their sum into
+//                 `block_sums`
 //   scan_blocks   one workgroup: the exclusive prefix of the block sums, in place, a
 //                 SCAN_BLOCK at a time; the total is the pairs the view needs, and it
 //                 writes the pairs kept within the capacity and their grid (duplicate's
@@ -16,7 +17,8 @@
 
 #import bevy_splat::common::{
     COUNTER_VISIBLE_KEPT, COUNTER_PAIRS_NEEDED, COUNTER_PAIRS_KEPT, COUNTER_PAIR_DISPATCH,
-    WORKGROUP_SIZE, GRID_MAX_X,
+    WORKGROUP_SIZE, GRID_MAX_X, PAIRS_SPILLED, depth_value_pairs, depth_value_slot,
+    spilled_pairs_word,
 }
 #import bevy_splat::common::grid::{grid_of, linear_group}
 #import bevy_splat::scan::block::{
@@ -30,18 +32,19 @@
 #endif
 
 // Read-only where the kernel's grid comes from it (indirect): written only by
-// scan_blocks, built with the def WRITES_PAIRS_NEEDED, which also reads the band's
-// capacities (x: pairs, as `indirect.wgsl` reads them).
+// scan_blocks, built with the def WRITES_PAIRS_NEEDED.
 #ifdef WRITES_PAIRS_NEEDED
 @group(0) @binding(0) var<storage, read_write> counters: array<u32>;
-@group(0) @binding(5) var<uniform> capacities: vec4<u32>;
 #else
 @group(0) @binding(0) var<storage, read> counters: array<u32>;
 #endif
-// The slots, nearest first (the depth sort's values).
+// The band's capacities (x: pairs, y: splats, as `indirect.wgsl` reads them).
+@group(0) @binding(5) var<uniform> capacities: vec4<u32>;
+// The depth values (`depth_value`), nearest first: the depth sort's sorted values.
 @group(0) @binding(1) var<storage, read> by_depth: array<u32>;
-// Each slot's pair count, as the preprocess wrote it.
-@group(0) @binding(2) var<storage, read> pair_counts: array<u32>;
+// The preprocess's buffer of depth keys, whose spilled pair counts lie by slot after the
+// splat capacity (`spilled_pairs_word`).
+@group(0) @binding(2) var<storage, read> spilled_pairs: array<u32>;
 @group(0) @binding(3) var<storage, read_write> first_pair_slots: array<u32>;
 // One word per block: its count, then the pairs of the blocks before it.
 @group(0) @binding(4) var<storage, read_write> block_sums: array<u32>;
@@ -73,7 +76,11 @@ fn count_blocks(
     for (var i = 0u; i < SCAN_ITEMS; i++) {
         let j = start + i * SCAN_WG + t;
         if j < n {
-            let count = pair_counts[by_depth[j]];
+            let value = by_depth[j];
+            var count = depth_value_pairs(value);
+            if count == PAIRS_SPILLED {
+                count = spilled_pairs[spilled_pairs_word(capacities.y, depth_value_slot(value))];
+            }
             first_pair_slots[j] = count;
             sum += count;
         }

@@ -450,7 +450,7 @@ impl PreprocessPass {
             counters,
             instances,
             depth_keys,
-            pair_counts,
+            depth_values,
             sources,
         ] = buffers;
         [
@@ -462,15 +462,16 @@ impl PreprocessPass {
             slice(counters, 0, COUNTERS_SIZE),
             instances.as_entire_binding(),
             depth_keys.as_entire_binding(),
-            pair_counts.as_entire_binding(),
+            depth_values.as_entire_binding(),
             sources.as_entire_binding(),
         ]
     }
 
     /// Binds one chunk of an asset's splats, and the view's instances, to its outputs:
     /// the view uniform, the chunk parameters, the chunk's geometry and SH, the
-    /// projected splats, the counters, the instances, the depth keys, the pair counts
-    /// and the pick sources; with `lit_points`, for the `RECEIVE` variant (`None`
+    /// projected splats, the counters, the instances, the depth keys (with room for
+    /// the spilled pair counts after the splat capacity), the depth values and the
+    /// pick sources; with `lit_points`, for the `RECEIVE` variant (`None`
     /// where it is not built).
     pub fn bind_group(
         &self,

@@ -2,13 +2,14 @@
 // share an asset are drawn by one dispatch: a dispatch per cloud would put a pipeline
 // barrier between every two clouds). Projects the splat into the view,
 // culls it, evaluates its colour and counts the bins (2×2 tiles) it touches. Visible splats are
-// appended (compacted) to `projected`; their depth key goes to `depth_keys` for the
-// depth sort (whose values are the slots) and their pair count (bins touched) to `pair_counts`; for
-// a view that picks, where each came from goes to `sources`.
+// appended (compacted) to `projected`; their depth key goes to `depth_keys` and their
+// slot with their pair count (bins touched) to `depth_values`, the depth sort's keys
+// and values; for a view that picks, where each came from goes to `sources`.
 
 #import bevy_splat::common::{
     ALPHA_MIN, LAYER_CELLS, SplatView, ProjectedSplat, pack_colour_opacity, splat_rows, bin_row_spans,
-    bins_in_row, WORKGROUP_SIZE, COUNTER_DEPTH_KEY_MAX,
+    bins_in_row, WORKGROUP_SIZE, COUNTER_DEPTH_KEY_MAX, PAIRS_SPILLED, depth_value,
+    spilled_pairs_word,
 }
 #import bevy_splat::preprocess::types::{CropVolume, CloudInstance, chunk, MAX_CROP_VOLUMES}
 #ifdef RECEIVE
@@ -54,11 +55,12 @@ struct PreprocessCounters {
 }
 @group(0) @binding(5) var<storage, read_write> counters: PreprocessCounters;
 @group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
-// The depth's bits (positive floats order like their bit patterns), the sort key.
+// The depth's bits (positive floats order like their bit patterns), the sort key; then
+// the pair counts too large for a depth value (`spilled_pairs_word`).
 @group(0) @binding(7) var<storage, read_write> depth_keys: array<u32>;
-// The bins each splat touches (its pairs), by slot: gathered in depth order after
-// the sort.
-@group(0) @binding(8) var<storage, read_write> pair_counts: array<u32>;
+// Each visible splat's slot and the bins it touches (its pairs), by slot
+// (`depth_value`): the sort's values.
+@group(0) @binding(8) var<storage, read_write> depth_values: array<u32>;
 // For pointer picking: each projected splat's instance and index in its asset. A
 // one-element stand-in when the view picks nothing.
 @group(0) @binding(9) var<storage, read_write> sources: array<vec2<u32>>;
@@ -393,7 +395,10 @@ fn project_splat(thread: u32) -> vec2<u32> {
         // plane, which may lie behind the camera (p.z ≥ near was tested above).
         let key = bitcast<u32>(select(splat.depth, splat.depth - view.near, orthographic));
         depth_keys[slot] = key;
-        pair_counts[slot] = bins;
+        depth_values[slot] = depth_value(slot, bins);
+        if bins >= PAIRS_SPILLED {
+            depth_keys[spilled_pairs_word(view.splat_capacity, slot)] = bins;
+        }
         if slot < arrayLength(&sources) {
             sources[slot] = vec2<u32>(instance, chunk.first_splat + index);
         }

@@ -134,7 +134,7 @@ pub struct BandWork {
     /// `BandCapacity::lit_points`); one element otherwise.
     pub lit_points: Buffer,
     /// The four buffers the frame's per-splat and per-pair arrays share
-    /// (`buffer_plan`): the depth and pair sorts' keys and values, the pair counts, the
+    /// (`buffer_plan`): the depth and pair sorts' keys and values, the spilled pair counts, the
     /// first pair slots and the tile lists.
     pub shared: SharedBuffers,
     pub counters: Buffer,
@@ -284,7 +284,7 @@ impl BandWork {
                 offset: DEPTH_KEY_RANGE_OFFSET,
                 bits: DEPTH_KEY_BITS,
             }),
-            SortValues::InputIndex,
+            SortValues::Given,
         );
         let sort = SortBuffers::in_storage(
             device,

@@ -2,8 +2,8 @@
 //! per-splat and per-pair arrays, from which step to which.
 //!
 //! The arrays of one frame outnumber the buffers: the depth sort's keys and values and
-//! their scratch, each visible splat's pair count, the splats by depth, the first pair
-//! slots, the pair sort's keys and values and their scratch, and the four tile lists.
+//! their scratch, the pair counts too large for a depth value, the splats by depth,
+//! the first pair slots, the pair sort's keys and values and their scratch, and the four tile lists.
 //! Most live for a few steps, so four buffers hold them all, each array in a buffer
 //! that no array living at the same time shares. [`placements`] is that plan as data;
 //! the band's buffers are sized from it ([`SharedBuffers::new`]), every bind group
@@ -14,16 +14,16 @@
 use wgpu::{Buffer, BufferBinding, BufferUsages, Device};
 
 use crate::render::passes::common::buffer;
-use crate::render::passes::radix_sort::{RadixSort, STORAGE_OFFSET_ALIGNMENT, SortStorage};
+use crate::render::passes::radix_sort::{RadixSort, SortStorage};
 
 /// A step of a band's frame that binds shared arrays, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
-    /// Writes the depth keys and each visible splat's pair count.
+    /// Writes the depth keys and values (each visible splat's slot and pair count).
     Preprocess,
     /// Sorts the visible splats by depth (ping-pong over its keys and values).
     DepthSort,
-    /// Gathers the pair counts in depth order and scans them into first pair slots.
+    /// Takes the pair counts in depth order and scans them into first pair slots.
     PairSlots,
     /// Writes each visible splat's pairs, in depth order.
     Duplicate,
@@ -42,15 +42,20 @@ pub enum Step {
 /// One of the frame's arrays that lives in a shared buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// Each projected splat's pair count, by slot.
-    PairCounts,
+    /// The visible splats' depth values, each its slot and pair count (`depth_value`
+    /// in `common.wgsl`): the depth sort's input values, then its value scratch.
+    DepthValues,
+    /// The pair counts too large for a depth value, by slot, right after the depth
+    /// keys (`spilled_pairs_word`): written and read through bindings of the whole
+    /// buffer (a buffer a dispatch writes through one binding it may not read through
+    /// another, so the pair slots, which write the first pair slots, cannot read them
+    /// beside the depth values).
+    SpilledPairs,
     /// The visible splats' depth keys: the depth sort's input.
     DepthKeys,
     /// The depth sort's other key buffer (its sorted keys end here, read by nobody).
     DepthKeysAlt,
-    /// The depth sort's value scratch.
-    DepthValuesAlt,
-    /// The depth sort's result: the slots of the visible splats by depth.
+    /// The depth sort's result: the depth values of the visible splats by depth.
     SlotsByDepth,
     /// The pair counts in depth order, scanned in place into first pair slots.
     FirstPairSlots,
@@ -73,7 +78,8 @@ pub enum Role {
 pub enum Extent {
     /// One word per splat, from the start.
     Splats,
-    /// One word per splat, after the first [`Extent::Splats`] (aligned for a binding).
+    /// One word per splat, right after the first [`Extent::Splats`] (not aligned:
+    /// never bound on its own).
     SplatsAfterSplats,
     /// One word per pair, from the start.
     Pairs,
@@ -86,10 +92,7 @@ impl Extent {
         let pairs = u64::from(pairs.max(1)) * 4;
         match self {
             Self::Splats => 0..splats,
-            Self::SplatsAfterSplats => {
-                let start = splats.next_multiple_of(STORAGE_OFFSET_ALIGNMENT);
-                start..start + splats
-            }
+            Self::SplatsAfterSplats => splats..2 * splats,
             Self::Pairs => 0..pairs,
         }
     }
@@ -154,12 +157,12 @@ pub fn placements(pairs_sorted: usize) -> [Placement; 14] {
         [2, 0, 1, 3]
     };
     [
-        place(PairCounts, 0, Splats, Preprocess, PairSlots),
-        place(SlotsByDepth, 0, SplatsAfterSplats, DepthSort, Duplicate),
+        place(SlotsByDepth, 0, Splats, DepthSort, Duplicate),
         place(PairKeysAlt, 0, Pairs, TileSort, alt_keys_last),
         place(DepthKeys, 1, Splats, Preprocess, DepthSort),
+        place(SpilledPairs, 1, SplatsAfterSplats, Preprocess, PairSlots),
         place(PairKeys, 1, Pairs, Duplicate, keys_last),
-        place(DepthValuesAlt, 2, Splats, DepthSort, DepthSort),
+        place(DepthValues, 2, Splats, Preprocess, DepthSort),
         place(FirstPairSlots, 2, Splats, PairSlots, Duplicate),
         place(PairValuesAlt, 2, Pairs, TileSort, alt_values_last),
         place(DepthKeysAlt, 3, Splats, DepthSort, DepthSort),
@@ -250,16 +253,15 @@ impl SharedBuffers {
     }
 
     /// The buffer holding `role`, bound whole by `step`; the array starts at its
-    /// start.
+    /// start, or for [`Extent::SplatsAfterSplats`] at word `splats`.
     pub fn buffer(&self, step: Step, role: Role) -> &Buffer {
-        let placement = self.placement(step, role);
-        debug_assert_ne!(placement.extent, Extent::SplatsAfterSplats);
-        &self.buffers[placement.buffer]
+        &self.buffers[self.placement(step, role).buffer]
     }
 
     /// The binding of exactly `role`'s part of its buffer, for `step`.
     pub fn binding(&self, step: Step, role: Role) -> BufferBinding<'_> {
         let placement = self.placement(step, role);
+        debug_assert_ne!(placement.extent, Extent::SplatsAfterSplats);
         let bytes = placement.extent.bytes(self.splats, self.pairs);
         BufferBinding {
             buffer: &self.buffers[placement.buffer],
@@ -276,8 +278,8 @@ impl SharedBuffers {
         let offset = |role| at(role).extent.bytes(self.splats, self.pairs).start;
         SortStorage {
             keys: [buffer(Role::DepthKeys), buffer(Role::DepthKeysAlt)],
-            values: [buffer(Role::DepthValuesAlt), buffer(Role::SlotsByDepth)],
-            values_offset: [offset(Role::DepthValuesAlt), offset(Role::SlotsByDepth)],
+            values: [buffer(Role::DepthValues), buffer(Role::SlotsByDepth)],
+            values_offset: [offset(Role::DepthValues), offset(Role::SlotsByDepth)],
         }
     }
 
@@ -348,14 +350,20 @@ mod tests {
     }
 
     /// The plan puts the depth sort's result (its second value buffer) where the
-    /// pair slots and the duplicate read the slots by depth, and the first tile list over
-    /// the pair sort's sorted values.
+    /// pair slots and the duplicate read the slots by depth, the spilled pair counts
+    /// right after the depth keys in their buffer (where the preprocess and the pair
+    /// slots index them through the whole buffer), and the first tile list over the
+    /// pair sort's sorted values.
     #[test]
     fn the_sorts_results_are_where_the_plan_reads_them() {
         assert_eq!(RadixSort::output_index(DEPTH_KEY_BITS), 1);
         for pairs_sorted in 0..2 {
             let plan = placements(pairs_sorted);
             let at = |role| plan.iter().find(|p| p.role == role).map(|p| p.buffer);
+            let extent = |role| plan.iter().find(|p| p.role == role).map(|p| p.extent);
+            assert_eq!(at(Role::SpilledPairs), at(Role::DepthKeys));
+            assert_eq!(extent(Role::DepthKeys), Some(Extent::Splats));
+            assert_eq!(extent(Role::SpilledPairs), Some(Extent::SplatsAfterSplats));
             let sorted_values = [Role::PairValues, Role::PairValuesAlt][pairs_sorted];
             let sorted_keys = [Role::PairKeys, Role::PairKeysAlt][pairs_sorted];
             assert_eq!(at(Role::TileList(0)), at(sorted_values));
@@ -384,16 +392,36 @@ mod tests {
                 .iter()
                 .any(|(a, b)| a.role == Role::DepthKeys && b.role == Role::FirstPairSlots)
         );
-        // The slots by depth over the pair counts the pair slots still read: the same
-        // buffer, but only a clash where their bytes meet.
-        assert!(moved(Role::SlotsByDepth, 0, Step::DepthSort).is_empty());
-        let mut plan = placements(0);
-        let slots = plan
-            .iter_mut()
-            .find(|p| p.role == Role::SlotsByDepth)
-            .unwrap();
-        slots.extent = Extent::Splats;
-        assert_eq!(clashes(&plan, 1_000, 3_000).len(), 1);
+        // The slots by depth in the depth keys' buffer: from its start they meet the
+        // keys the sort still reads, right after the keys the spilled pair counts the
+        // pair slots still read; a clash only where their bytes meet.
+        let slots_beside_keys = |extent| {
+            let mut plan = placements(0);
+            let slots = plan
+                .iter_mut()
+                .find(|p| p.role == Role::SlotsByDepth)
+                .unwrap();
+            slots.buffer = 1;
+            slots.extent = extent;
+            let met: Vec<Role> = clashes(&plan, 1_000, 3_000)
+                .iter()
+                .filter(|(a, b)| a.role == Role::SlotsByDepth || b.role == Role::SlotsByDepth)
+                .map(|(a, b)| {
+                    if a.role == Role::SlotsByDepth {
+                        b.role
+                    } else {
+                        a.role
+                    }
+                })
+                .filter(|role| *role != Role::PairKeys)
+                .collect();
+            met
+        };
+        assert_eq!(slots_beside_keys(Extent::Splats), [Role::DepthKeys]);
+        assert_eq!(
+            slots_beside_keys(Extent::SplatsAfterSplats),
+            [Role::SpilledPairs]
+        );
         // A list written before the sort is done.
         let found = moved(Role::TileList(2), 0, Step::TileSort);
         assert!(

@@ -118,7 +118,7 @@ pub fn band_frame(
                 &band.work.counters,
                 &band.instances,
                 band.work.shared.buffer(Step::Preprocess, Role::DepthKeys),
-                band.work.shared.buffer(Step::Preprocess, Role::PairCounts),
+                band.work.shared.buffer(Step::Preprocess, Role::DepthValues),
                 &band.work.sources,
             ];
             let bind_group = match &dispatch.lod {
@@ -212,7 +212,7 @@ pub fn band_frame(
             (&band.work.counters, &band.work.capacities),
             (
                 shared.binding(Step::PairSlots, Role::SlotsByDepth),
-                shared.buffer(Step::PairSlots, Role::PairCounts),
+                shared.buffer(Step::PairSlots, Role::SpilledPairs),
             ),
             (
                 shared.buffer(Step::PairSlots, Role::FirstPairSlots),
