@@ -37,6 +37,8 @@ mod contract;
 pub(crate) mod depth_write;
 pub(crate) mod duplicate;
 pub(crate) mod indirect;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod kernel_stats;
 pub(crate) mod library;
 pub(crate) mod pair_slots;
 pub(crate) mod pick;
@@ -89,13 +91,13 @@ impl FragmentPasses {
 }
 
 impl SplatPipelines {
-    /// Every compute pipeline from Bevy's `PipelineCache` through `builder`, or `None`
-    /// while any is being compiled (the first call queues them all). `sort`: the radix
+    /// Every compute pipeline through `builder` (in an app, Bevy's `PipelineCache`), or
+    /// `None` while any is being compiled (the first call queues them all). `sort`: the radix
     /// sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`] of the device's
     /// adapter. The preprocess has no splat shader variants yet
     /// (`PreprocessPass::set_splat_shaders`).
     pub(crate) fn build(
-        builder: &mut CachedBuilder<'_>,
+        builder: &mut dyn builder::PipelineBuilder,
         sort: radix_sort::SortAlgorithm,
     ) -> Option<Self> {
         let sort_options = radix_sort::kernels::KernelOptions {
