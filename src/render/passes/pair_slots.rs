@@ -262,8 +262,9 @@ mod tests {
     /// before it in depth order, and the counters' `pairs_needed` their total: across
     /// block edges, and past the SCAN_BLOCK block sums one step of `scan_blocks` takes;
     /// the counts ride in the depth values, those too large for them (more than half
-    /// of these) read by slot after the values. The chain runs as a frame runs it with one-sweep sorts (an NVIDIA or AMD GPU's;
-    /// lavapipe's frames sort classically): `visible_dispatch` prepares the depth sort,
+    /// of these) read by slot from a stand-in for the depth keys' buffer. The chain
+    /// runs as a frame runs it with one-sweep sorts (an NVIDIA or AMD GPU's; lavapipe's
+    /// frames sort classically): `visible_dispatch` prepares the depth sort,
     /// whose order the pair slots follow, and `scan_blocks` prepares the bin sort,
     /// which then sorts the kept pairs' keys; both sorts run without a setup of their
     /// own and match the CPU's stable sorts.

@@ -3,7 +3,8 @@
 //!
 //! The arrays of one frame outnumber the buffers: the depth sort's keys and values and
 //! their scratch, the pair counts too large for a depth value, the splats by depth,
-//! the first pair slots, the pair sort's keys and values and their scratch, and the four tile lists.
+//! the first pair slots, the pair sort's keys and values and their scratch, and the
+//! four tile lists.
 //! Most live for a few steps, so four buffers hold them all, each array in a buffer
 //! that no array living at the same time shares. [`placements`] is that plan as data;
 //! the band's buffers are sized from it ([`SharedBuffers::new`]), every bind group
@@ -46,17 +47,17 @@ pub enum Role {
     /// in `common.wgsl`): the depth sort's input values, then its value scratch.
     DepthValues,
     /// The pair counts too large for a depth value, by slot, right after the depth
-    /// keys (`spilled_pairs_word`): written and read through bindings of the whole
-    /// buffer (a buffer a dispatch writes through one binding it may not read through
-    /// another, so the pair slots, which write the first pair slots, cannot read them
-    /// beside the depth values).
+    /// keys (`spilled_pairs_word`), written and read through bindings of the whole
+    /// buffer. Not beside the depth values: the pair slots write the first pair slots
+    /// into that buffer, and wgpu lets no dispatch read a buffer through one binding
+    /// while it writes it through another.
     SpilledPairs,
     /// The visible splats' depth keys: the depth sort's input.
     DepthKeys,
     /// The depth sort's other key buffer (its sorted keys end here, read by nobody).
     DepthKeysAlt,
     /// The depth sort's result: the depth values of the visible splats by depth.
-    SlotsByDepth,
+    SortedDepthValues,
     /// The pair counts in depth order, scanned in place into first pair slots.
     FirstPairSlots,
     /// The pairs' bin keys as the duplicate writes them: the pair sort's input (and,
@@ -157,7 +158,7 @@ pub fn placements(pairs_sorted: usize) -> [Placement; 14] {
         [2, 0, 1, 3]
     };
     [
-        place(SlotsByDepth, 0, Splats, DepthSort, Duplicate),
+        place(SortedDepthValues, 0, Splats, DepthSort, Duplicate),
         place(PairKeysAlt, 0, Pairs, TileSort, alt_keys_last),
         place(DepthKeys, 1, Splats, Preprocess, DepthSort),
         place(SpilledPairs, 1, SplatsAfterSplats, Preprocess, PairSlots),
@@ -278,8 +279,8 @@ impl SharedBuffers {
         let offset = |role| at(role).extent.bytes(self.splats, self.pairs).start;
         SortStorage {
             keys: [buffer(Role::DepthKeys), buffer(Role::DepthKeysAlt)],
-            values: [buffer(Role::DepthValues), buffer(Role::SlotsByDepth)],
-            values_offset: [offset(Role::DepthValues), offset(Role::SlotsByDepth)],
+            values: [buffer(Role::DepthValues), buffer(Role::SortedDepthValues)],
+            values_offset: [offset(Role::DepthValues), offset(Role::SortedDepthValues)],
         }
     }
 
@@ -350,10 +351,10 @@ mod tests {
     }
 
     /// The plan puts the depth sort's result (its second value buffer) where the
-    /// pair slots and the duplicate read the slots by depth, the spilled pair counts
-    /// right after the depth keys in their buffer (where the preprocess and the pair
-    /// slots index them through the whole buffer), and the first tile list over the
-    /// pair sort's sorted values.
+    /// pair slots and the duplicate read the sorted depth values, the spilled pair
+    /// counts right after the depth keys in their buffer (where the preprocess and the
+    /// pair slots index them through the whole buffer), and the first tile list over
+    /// the pair sort's sorted values.
     #[test]
     fn the_sorts_results_are_where_the_plan_reads_them() {
         assert_eq!(RadixSort::output_index(DEPTH_KEY_BITS), 1);
@@ -392,22 +393,24 @@ mod tests {
                 .iter()
                 .any(|(a, b)| a.role == Role::DepthKeys && b.role == Role::FirstPairSlots)
         );
-        // The slots by depth in the depth keys' buffer: from its start they meet the
-        // keys the sort still reads, right after the keys the spilled pair counts the
-        // pair slots still read; a clash only where their bytes meet.
+        // The sorted depth values in the depth keys' buffer: from its start they meet
+        // the keys the sort still reads, right after the keys the spilled pair counts
+        // the pair slots still read; a clash only where their bytes meet.
         let slots_beside_keys = |extent| {
             let mut plan = placements(0);
             let slots = plan
                 .iter_mut()
-                .find(|p| p.role == Role::SlotsByDepth)
+                .find(|p| p.role == Role::SortedDepthValues)
                 .unwrap();
             slots.buffer = 1;
             slots.extent = extent;
             let met: Vec<Role> = clashes(&plan, 1_000, 3_000)
                 .iter()
-                .filter(|(a, b)| a.role == Role::SlotsByDepth || b.role == Role::SlotsByDepth)
+                .filter(|(a, b)| {
+                    a.role == Role::SortedDepthValues || b.role == Role::SortedDepthValues
+                })
                 .map(|(a, b)| {
-                    if a.role == Role::SlotsByDepth {
+                    if a.role == Role::SortedDepthValues {
                         b.role
                     } else {
                         a.role

@@ -204,14 +204,14 @@ pub fn band_frame(
             &band.work.counters,
             shared.buffer(Step::Duplicate, Role::PairKeys),
             shared.buffer(Step::Duplicate, Role::PairValues),
-            shared.binding(Step::Duplicate, Role::SlotsByDepth),
+            shared.binding(Step::Duplicate, Role::SortedDepthValues),
         ),
         cells,
         pair_slots: pipelines.pair_slots.bind_groups(
             device,
             (&band.work.counters, &band.work.capacities),
             (
-                shared.binding(Step::PairSlots, Role::SlotsByDepth),
+                shared.binding(Step::PairSlots, Role::SortedDepthValues),
                 shared.buffer(Step::PairSlots, Role::SpilledPairs),
             ),
             (
