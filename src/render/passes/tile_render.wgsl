@@ -241,10 +241,16 @@ fn tile_render(
 
     let range = drawn.yz;
     // Each thread's splat of the next batch is read while the workgroup blends the
-    // current one, so that the read's latency hides behind the blending.
+    // current one, so that the read's latency hides behind the blending; its slot in
+    // the list was read a batch earlier still, so that the record's read waits on no
+    // other.
     var next: ProjectedSplat;
     if range.x + thread < range.y {
         next = projected[listed_slot(list, range.x + thread)];
+    }
+    var slot_after_next = 0u;
+    if range.x + BATCH + thread < range.y {
+        slot_after_next = listed_slot(list, range.x + BATCH + thread);
     }
     for (var start = range.x; start < range.y; start += BATCH) {
         if thread == 0u {
@@ -265,7 +271,10 @@ fn tile_render(
         workgroupBarrier();
         let ahead = start + BATCH + thread;
         if ahead < range.y {
-            next = projected[listed_slot(list, ahead)];
+            next = projected[slot_after_next];
+        }
+        if ahead + BATCH < range.y {
+            slot_after_next = listed_slot(list, ahead + BATCH);
         }
 
         if !done {
