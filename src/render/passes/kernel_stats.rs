@@ -1,6 +1,6 @@
 //! What the GPU's own compiler made of every compute kernel: its registers, shared and
-//! local memory, as the Vulkan driver reports them (`VK_KHR_pipeline_executable_properties`).
-//! Timing says how long a kernel takes; these say how many of its threads fit on a
+//! local memory, as the Vulkan driver reports them
+//! (`VK_KHR_pipeline_executable_properties`). Timing says how long a kernel takes; these say how many of its threads fit on a
 //! multiprocessor at once (an H100's 65,536 registers a multiprocessor hold 2,048
 //! threads only at 32 registers or fewer each) and whether it spills.
 //!
