@@ -3,14 +3,14 @@
 // exclusive prefix sum of their pair counts taken nearest first. So duplicate writes
 // the pairs nearest first, and a stable sort by bin alone keeps every tile's splats
 // front to back. Three dispatches, blocks of SCAN_BLOCK splats in depth order:
-//   count_blocks  takes each block's pair counts from the sorted values (reading a
-//                 spilled count by slot) into `first_pair_slots`, and their sum into
-//                 `block_sums`
+//   count_blocks  sums each block's pair counts, taken from the sorted values (a
+//                 spilled count read by slot), into `block_sums`
 //   scan_blocks   one workgroup: the exclusive prefix of the block sums, in place, a
 //                 SCAN_BLOCK at a time; the total is the pairs the view needs, and it
 //                 writes the pairs kept within the capacity and their grid (duplicate's
 //                 and the tile range's), which a dispatch of its own did before
-//   scan_within   each block scans its counts in place from its prefix
+//   scan_within   each block scans its counts, taken again, from its prefix into
+//                 `first_pair_slots`
 // The gather and a hierarchical scan (scan.wgsl) took five dispatches for the same,
 // seven above a million splats: a gather, the scan's setup, its top, and a reduce and
 // a downsweep per level below the top; and they read the counts once more.
@@ -51,6 +51,17 @@
 
 var<workgroup> kept_splats: u32;
 
+// The pair count of the `j`-th visible splat nearest first: from its depth value, or
+// where it spilled, from beside the depth keys.
+fn pair_count(j: u32) -> u32 {
+    let value = by_depth[j];
+    let count = depth_value_pairs(value);
+    if count == PAIRS_SPILLED {
+        return spilled_pairs[spilled_pairs_word(capacities.y, depth_value_slot(value))];
+    }
+    return count;
+}
+
 // The kept visible splats, the same for every thread (the barriers that follow need
 // uniform control flow).
 fn kept(t: u32) -> u32 {
@@ -76,13 +87,7 @@ fn count_blocks(
     for (var i = 0u; i < SCAN_ITEMS; i++) {
         let j = start + i * SCAN_WG + t;
         if j < n {
-            let value = by_depth[j];
-            var count = depth_value_pairs(value);
-            if count == PAIRS_SPILLED {
-                count = spilled_pairs[spilled_pairs_word(capacities.y, depth_value_slot(value))];
-            }
-            first_pair_slots[j] = count;
-            sum += count;
+            sum += pair_count(j);
         }
     }
     let total = workgroup_sum(t, sum);
@@ -147,7 +152,7 @@ fn scan_within(
         let j = i * SCAN_WG + t;
         var x = 0u;
         if start + j < n {
-            x = first_pair_slots[start + j];
+            x = pair_count(start + j);
         }
         tile[j] = x;
     }
