@@ -1,8 +1,9 @@
 //! What the GPU's own compiler made of every compute kernel: its registers, shared and
 //! local memory, as the Vulkan driver reports them
-//! (`VK_KHR_pipeline_executable_properties`). Timing says how long a kernel takes; these say how many of its threads fit on a
-//! multiprocessor at once (an H100's 65,536 registers a multiprocessor hold 2,048
-//! threads only at 32 registers or fewer each) and whether it spills.
+//! (`VK_KHR_pipeline_executable_properties`). Timing says how long a kernel takes;
+//! these say how many of its threads fit on a multiprocessor at once (an H100's
+//! 65,536 registers a multiprocessor hold 2,048 threads only at 32 registers or fewer
+//! each) and whether it spills.
 //!
 //! An ignored test, for a machine with a GPU:
 //! `cargo test --release --lib kernel_statistics -- --ignored --nocapture`.
@@ -68,15 +69,9 @@ impl PipelineBuilder for Noting<'_> {
 fn spirv(library: &mut ShaderLibrary, asked: &Asked) -> (naga::Module, Vec<u32>) {
     use naga::back::spv;
     use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
-    let module = library
-        .compose(asked.shader.file, &asked.defs)
-        .expect("the crate's WGSL composes");
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::all(),
-    )
-    .validate(&module)
-    .expect("the crate's WGSL validates");
+    let (module, info) = library
+        .compose_validated(asked.shader.file, &asked.defs)
+        .expect("the crate's WGSL composes and validates");
     let checked = asked.shader.checks == ShaderChecks::All;
     let index = if checked {
         BoundsCheckPolicy::Restrict

@@ -185,6 +185,21 @@ impl ShaderLibrary {
             .map_err(|error: ComposerError| error.emit_to_string(&self.composer))
     }
 
+    /// [`Self::compose`], validated: the module and what naga's writers need of it. An
+    /// error names what did not compose or validate.
+    pub fn compose_validated(
+        &mut self,
+        file: WgslFile,
+        shader_defs: &[ShaderDef],
+    ) -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
+        use naga::valid::{Capabilities, ValidationFlags, Validator};
+        let module = self.compose(file, shader_defs)?;
+        let info = Validator::new(ValidationFlags::all(), Capabilities::all())
+            .validate(&module)
+            .map_err(|error| error.as_inner().to_string())?;
+        Ok((module, info))
+    }
+
     /// `file` composed with `defs` and written back as one WGSL text with no imports:
     /// how an app's splat shader variants reach Bevy's `PipelineCache`, whose single
     /// composer cannot hold one import path (the hook's) once per shader. An error
@@ -194,11 +209,7 @@ impl ShaderLibrary {
         file: WgslFile,
         shader_defs: &[ShaderDef],
     ) -> Result<String, String> {
-        use naga::valid::{Capabilities, ValidationFlags, Validator};
-        let module = self.compose(file, shader_defs)?;
-        let info = Validator::new(ValidationFlags::all(), Capabilities::all())
-            .validate(&module)
-            .map_err(|error| error.as_inner().to_string())?;
+        let (module, info) = self.compose_validated(file, shader_defs)?;
         naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
             .map_err(|error| error.to_string())
     }
