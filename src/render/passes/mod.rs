@@ -92,9 +92,9 @@ impl FragmentPasses {
 
 impl SplatPipelines {
     /// Every compute pipeline through `builder` (in an app, Bevy's `PipelineCache`), or
-    /// `None` while any is being compiled (the first call queues them all). `sort`: the radix
-    /// sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`] of the device's
-    /// adapter. The preprocess has no splat shader variants yet
+    /// `None` while any is being compiled (the first call queues them all). `sort`: the
+    /// radix sort's algorithm, [`radix_sort::SortAlgorithm::for_adapter`] of the
+    /// device's adapter. The preprocess has no splat shader variants yet
     /// (`PreprocessPass::set_splat_shaders`).
     pub(crate) fn build(
         builder: &mut dyn builder::PipelineBuilder,

@@ -134,8 +134,8 @@ pub struct BandWork {
     /// `BandCapacity::lit_points`); one element otherwise.
     pub lit_points: Buffer,
     /// The four buffers the frame's per-splat and per-pair arrays share
-    /// (`buffer_plan`): the depth and pair sorts' keys and values, the spilled pair counts, the
-    /// first pair slots and the tile lists.
+    /// (`buffer_plan`): the depth and pair sorts' keys and values, the spilled pair
+    /// counts, the first pair slots and the tile lists.
     pub shared: SharedBuffers,
     pub counters: Buffer,
     /// Pair and splat capacities for the indirect kernels (a uniform).

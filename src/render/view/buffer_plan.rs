@@ -396,15 +396,15 @@ mod tests {
         // The sorted depth values in the depth keys' buffer: from its start they meet
         // the keys the sort still reads, right after the keys the spilled pair counts
         // the pair slots still read; a clash only where their bytes meet.
-        let slots_beside_keys = |extent| {
+        let sorted_values_beside_keys = |extent| {
             let mut plan = placements(0);
-            let slots = plan
+            let sorted = plan
                 .iter_mut()
                 .find(|p| p.role == Role::SortedDepthValues)
                 .unwrap();
-            slots.buffer = 1;
-            slots.extent = extent;
-            let met: Vec<Role> = clashes(&plan, 1_000, 3_000)
+            sorted.buffer = 1;
+            sorted.extent = extent;
+            clashes(&plan, 1_000, 3_000)
                 .iter()
                 .filter(|(a, b)| {
                     a.role == Role::SortedDepthValues || b.role == Role::SortedDepthValues
@@ -417,12 +417,11 @@ mod tests {
                     }
                 })
                 .filter(|role| *role != Role::PairKeys)
-                .collect();
-            met
+                .collect::<Vec<Role>>()
         };
-        assert_eq!(slots_beside_keys(Extent::Splats), [Role::DepthKeys]);
+        assert_eq!(sorted_values_beside_keys(Extent::Splats), [Role::DepthKeys]);
         assert_eq!(
-            slots_beside_keys(Extent::SplatsAfterSplats),
+            sorted_values_beside_keys(Extent::SplatsAfterSplats),
             [Role::SpilledPairs]
         );
         // A list written before the sort is done.
