@@ -45,9 +45,11 @@ const STAGE_WORDS: u32 = {
 
 /// Bytes of the scatter kernel's workgroup memory (`scatter.wgsl`: the stage, three
 /// per-digit arrays, one-sweep's block index) with `count_words` words of subgroup
-/// digit counts.
+/// digit counts (16 bits per subgroup and digit) and two words of digit-scan totals
+/// per subgroup they count.
 pub(super) const fn scatter_workgroup_bytes(count_words: u32) -> u32 {
-    4 * (STAGE_WORDS + RADIX * 4 + 1 + count_words)
+    let subgroups = count_words / (RADIX / 2);
+    4 * (STAGE_WORDS + RADIX * 4 + 1 + count_words + 2 * subgroups)
 }
 
 /// [`SortState::range_word`] of a sort without a key range.
