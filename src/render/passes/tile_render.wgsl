@@ -85,6 +85,12 @@ var<workgroup> batch_factors: array<vec4<f32>, BATCH>;  // `footprint_factors`
 var<workgroup> batch_colour: array<vec3<f32>, BATCH>;
 var<workgroup> pixels_done: atomic<u32>;
 var<workgroup> all_done: u32;
+// The nearest scene depth of the tile's pixels, and the farthest splat depth of the
+// current batch (as `ordered_bits`): where the batch's farthest splat is no farther
+// than the tile's nearest scene, no splat of it can be behind the scene at any pixel,
+// and the blend leaves the per-pixel test out (in a view without geometry: always).
+var<workgroup> tile_scene_nearest: atomic<u32>;
+var<workgroup> batch_farthest: atomic<u32>;
 // What the workgroup draws: its tile (NO_TILE: nothing), the first and the end of its
 // run of the tile's list, and its chunk (or 0 for a whole tile).
 var<workgroup> work: vec4<u32>;
@@ -167,6 +173,85 @@ fn cell_depth_from_distance(pixel: vec2<u32>) -> vec4<f32> {
 }
 #endif
 
+// A float's bits, as an unsigned integer that orders like the float (negative
+// values below positive ones), so that workgroup atomics can take a depth's min or max.
+fn ordered_bits(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
+}
+
+// One pixel's blend so far.
+struct PixelBlend {
+    transmittance: f32,
+    colour: vec3<f32>,
+    median: f32,
+    // Saturated, at its median, behind the scene, or outside the viewport.
+    done: bool,
+    // Ended in this run: at its median, or behind the scene.
+    ended: bool,
+    behind_scene: bool,
+}
+
+// Blends the batch's first `count` staged splats into the pixel at `centre` (strip
+// bit `my_strip`, scene depth `scene`), stopping where the pixel is done. With
+// `test_scene` false, no splat of the batch can lie behind the scene at the pixel, and
+// the test is left out. `before`: the transmittance of the tile's earlier chunks.
+fn blend_batch(
+    pixel: ptr<function, PixelBlend>,
+    count: u32,
+    centre: vec2<f32>,
+    my_strip: u32,
+    scene: f32,
+    before: f32,
+    test_scene: bool,
+) {
+    for (var j = 0u; j < count; j++) {
+        // A splat behind the scene ends the pixel only where it reaches the pixel's
+        // strip: the ones after it are behind too, so nothing more is blended either
+        // way.
+        let staged = batch_position[j];
+        if (staged.x & my_strip) == 0u {
+            continue;
+        }
+        let p = bitcast<vec3<f32>>(staged.yzw);
+        if test_scene && p.z < scene {
+            (*pixel).done = true;
+            (*pixel).ended = true;
+            (*pixel).behind_scene = true;
+            break;
+        }
+        let sigma = footprint_sigma(batch_factors[j], p.xy - centre);
+        if !(sigma <= SIGMA_MAX) {
+            continue;
+        }
+        let alpha = footprint_alpha(sigma);
+        let transmittance = (*pixel).transmittance;
+        let next = transmittance * (1.0 - alpha);
+#ifdef SURFACE_ONLY
+        // `before` is 1 for a whole tile, so this is the plain test there.
+        if before * next <= 0.5 {
+            (*pixel).median = p.z;
+            (*pixel).done = true;
+            (*pixel).ended = true;
+            (*pixel).transmittance = next;
+            break;
+        }
+#else
+        if next <= T_MIN {
+            (*pixel).done = true;
+            break;
+        }
+        (*pixel).colour += batch_colour[j] * (alpha * transmittance);
+#ifdef MEDIAN_DEPTH
+        if next <= 0.5 && transmittance > 0.5 {
+            (*pixel).median = p.z;
+        }
+#endif
+#endif
+        (*pixel).transmittance = next;
+    }
+}
+
 @compute @workgroup_size(TILE_SIZE, TILE_SIZE)
 fn tile_render(
     @builtin(workgroup_id) group: vec3<u32>,
@@ -210,18 +295,16 @@ fn tile_render(
 
     if thread == 0u {
         atomicStore(&pixels_done, 0u);
+        atomicStore(&tile_scene_nearest, 0u);
     }
     workgroupBarrier();
+    if inside {
+        atomicMax(&tile_scene_nearest, ordered_bits(scene));
+    }
 
-    var transmittance = 1.0;
-    var colour = vec3<f32>(0.0);
-    var median = 0.0;
-    var done = !inside;
+    var pixel_blend = PixelBlend(1.0, vec3<f32>(0.0), 0.0, !inside, false, false);
     // The transmittance before the run: below 1 only for a tile's later chunks.
     var before = 1.0;
-    // Whether the pixel ended in this run: at its median, or behind the scene.
-    var ended = false;
-    var behind_scene = false;
 #ifdef TILE_CHUNKS
 #ifndef CHUNK_TRANSMITTANCE
     // The earlier chunks' transmittances, in order: chunk `drawn.w` is the tile's
@@ -232,10 +315,10 @@ fn tile_render(
         before *= bitcast<f32>(tile_chunks[word]);
     }
     // The pixel ended in an earlier chunk.
-    done = done || before <= 0.5;
+    pixel_blend.done = pixel_blend.done || before <= 0.5;
 #endif
 #endif
-    if done {
+    if pixel_blend.done {
         atomicAdd(&pixels_done, 1u);
     }
 
@@ -255,6 +338,7 @@ fn tile_render(
     for (var start = range.x; start < range.y; start += BATCH) {
         if thread == 0u {
             all_done = atomicLoad(&pixels_done);
+            atomicStore(&batch_farthest, 0xffffffffu);
         }
         if workgroupUniformLoad(&all_done) == BATCH {
             break;
@@ -262,6 +346,7 @@ fn tile_render(
         if start + thread < range.y {
             let s = next;
             let depth = buffer_depth(depth_from_distance, s.depth);
+            atomicMin(&batch_farthest, ordered_bits(depth));
             batch_position[thread] = vec4<u32>(strip_mask(s, tile_top), bitcast<vec3<u32>>(vec3<f32>(s.x, s.y, depth)));
             batch_factors[thread] = footprint_factors(s);
 #ifndef SURFACE_ONLY
@@ -277,59 +362,30 @@ fn tile_render(
             slot_after_next = listed_slot(list, ahead + BATCH);
         }
 
-        if !done {
+        // The same for every thread: read after the barrier, written again only after
+        // the next.
+        let scene_may_hide = atomicLoad(&batch_farthest) < atomicLoad(&tile_scene_nearest);
+        if !pixel_blend.done {
             let count = min(BATCH, range.y - start);
-            for (var j = 0u; j < count; j++) {
-                // A splat behind the scene ends the pixel only where it reaches the
-                // pixel's strip: the ones after it are behind too, so nothing more is
-                // blended either way.
-                let staged = batch_position[j];
-                if (staged.x & my_strip) == 0u {
-                    continue;
-                }
-                let p = bitcast<vec3<f32>>(staged.yzw);
-                if p.z < scene {
-                    done = true;
-                    ended = true;
-                    behind_scene = true;
-                    break;
-                }
-                let sigma = footprint_sigma(batch_factors[j], p.xy - centre);
-                if !(sigma <= SIGMA_MAX) {
-                    continue;
-                }
-                let alpha = footprint_alpha(sigma);
-                let next = transmittance * (1.0 - alpha);
-#ifdef SURFACE_ONLY
-                // `before` is 1 for a whole tile, so this is the plain test there.
-                if before * next <= 0.5 {
-                    median = p.z;
-                    done = true;
-                    ended = true;
-                    transmittance = next;
-                    break;
-                }
-#else
-                if next <= T_MIN {
-                    done = true;
-                    break;
-                }
-                colour += batch_colour[j] * (alpha * transmittance);
-#ifdef MEDIAN_DEPTH
-                if next <= 0.5 && transmittance > 0.5 {
-                    median = p.z;
-                }
-#endif
-#endif
-                transmittance = next;
+            // Two loops the compiler specialises, so that the common case carries no
+            // scene test.
+            if scene_may_hide {
+                blend_batch(&pixel_blend, count, centre, my_strip, scene, before, true);
+            } else {
+                blend_batch(&pixel_blend, count, centre, my_strip, scene, before, false);
             }
-            if done {
+            if pixel_blend.done {
                 atomicAdd(&pixels_done, 1u);
             }
         }
         workgroupBarrier();
     }
 
+    let transmittance = pixel_blend.transmittance;
+    let colour = pixel_blend.colour;
+    let median = pixel_blend.median;
+    let ended = pixel_blend.ended;
+    let behind_scene = pixel_blend.behind_scene;
 #ifdef CHUNK_TRANSMITTANCE
     // Through this chunk alone; 0 where the pixel went behind the scene (and for pixels
     // outside the viewport), so that no later chunk walks on.
