@@ -10,6 +10,11 @@
 // and where every thread of a hardware subgroup (32 threads: four rows of 8) misses,
 // the whole subgroup skips at the cost of one compare.
 //
+// A pixel ends at the first splat behind the opaque scene. That test runs only for a
+// batch whose farthest splat lies beyond the tile's nearest scene depth (both taken
+// with workgroup atomics); other batches, and every batch of a view without geometry
+// there, blend without it (`blend_batch`, specialised both ways).
+//
 // SURFACE_ONLY (shadow views): only the median depth is wanted, so a pixel stops at
 // its median and blends no colour. MEDIAN_DEPTH (`SplatDepth`): the colour, and the
 // median depth tracked beside it; without either, the blend loop leaves the median's
