@@ -58,7 +58,8 @@ pub enum Role {
     DepthKeysAlt,
     /// The depth sort's result: the depth values of the visible splats by depth.
     SortedDepthValues,
-    /// The pair counts in depth order, scanned in place into first pair slots.
+    /// Each visible splat's first pair slot, in depth order: the pair slots' scan of
+    /// the counts the sorted depth values carry, which the duplicate reads.
     FirstPairSlots,
     /// The pairs' bin keys as the duplicate writes them: the pair sort's input (and,
     /// when the sort takes an even number of passes, its sorted keys).
