@@ -386,30 +386,25 @@ fn tile_render(
         workgroupBarrier();
     }
 
-    let transmittance = pixel_blend.transmittance;
-    let colour = pixel_blend.colour;
-    let median = pixel_blend.median;
-    let ended = pixel_blend.ended;
-    let behind_scene = pixel_blend.behind_scene;
 #ifdef CHUNK_TRANSMITTANCE
     // Through this chunk alone; 0 where the pixel went behind the scene (and for pixels
     // outside the viewport), so that no later chunk walks on.
-    let through = select(transmittance, 0.0, behind_scene || !inside);
+    let through = select(pixel_blend.transmittance, 0.0, pixel_blend.behind_scene || !inside);
     let word = chunk_transmittance_word(view, capacities.z, drawn.w, thread);
     tile_chunks[word] = bitcast<u32>(through);
 #else
 #ifdef TILE_CHUNKS
     // One chunk writes each pixel: the one where it ended, or the tile's last.
-    let writes = before > 0.5 && (ended || range.y == ranges[tile].y);
+    let writes = before > 0.5 && (pixel_blend.ended || range.y == ranges[tile].y);
 #else
     let writes = true;
 #endif
     if inside && writes {
 #ifndef SURFACE_ONLY
-        textureStore(splat_layer, vec2<i32>(pixel), vec4<f32>(colour, 1.0 - transmittance));
+        textureStore(splat_layer, vec2<i32>(pixel), vec4<f32>(pixel_blend.colour, 1.0 - pixel_blend.transmittance));
 #endif
         if all(pixel < textureDimensions(median_depth)) {
-            textureStore(median_depth, vec2<i32>(pixel), vec4<f32>(median, 0.0, 0.0, 0.0));
+            textureStore(median_depth, vec2<i32>(pixel), vec4<f32>(pixel_blend.median, 0.0, 0.0, 0.0));
         }
     }
 #endif
