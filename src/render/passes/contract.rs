@@ -9,7 +9,7 @@ use std::mem::{offset_of, size_of};
 
 use naga_oil::compose::Composer;
 
-use super::indirect::{COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, ViewCounters};
+use super::indirect::{COUNTERS_SIZE, DEPTH_KEY_RANGE_OFFSET, DepthKeyRange, ViewCounters};
 use super::library::{ShaderDef, WgslFile, wgsl_file};
 use super::pick::PICK_HIT_BYTES;
 use super::preprocess::{ChunkParams, CloudInstance, CropGpu, PROJECTED_SPLAT_BYTES};
@@ -232,12 +232,16 @@ fn the_preprocess_counters_sit_where_view_counters_says() {
         at("visible"),
         Some(offset_of!(ViewCounters, visible) as u64)
     );
-    assert_eq!(at("depth_key_max"), Some(DEPTH_KEY_RANGE_OFFSET));
-    assert_eq!(
-        at("depth_key_min_complement"),
-        Some(offset_of!(ViewCounters, depth_key_min_complement) as u64)
-    );
-    assert!(u64::from(wgsl.size) <= COUNTERS_SIZE);
+    assert_eq!(at("depth_key_ranges"), Some(DEPTH_KEY_RANGE_OFFSET));
+    assert_eq!(u64::from(wgsl.size), COUNTERS_SIZE);
+    let rust = rust_layout!(DepthKeyRange {
+        max,
+        min_complement,
+        _rest_of_line,
+    });
+    let wgsl = wgsl_layout(&module, None, "DepthKeyRange");
+    assert_same("DepthKeyRange", &rust, &wgsl);
+    assert_eq!(rust.size, wgsl.size);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 #import bevy_splat::common::{
     WORKGROUP_SIZE, GRID_MAX_X, COUNTER_VISIBLE, COUNTER_VISIBLE_KEPT,
     COUNTER_VISIBLE_DISPATCH, COUNTER_TILE_CHUNKS, COUNTER_CHUNK_DISPATCH,
-    COUNTER_SCAN_DISPATCH, COUNTER_DEPTH_KEY_MAX,
+    COUNTER_SCAN_DISPATCH, COUNTER_DEPTH_KEY_MAX, DEPTH_KEY_RANGE_COPIES, COUNTER_LINE_WORDS,
 }
 #ifdef PREPARES_SORT
 #import bevy_splat::radix_sort::prepare::{prepare_state, clear_onesweep_counts}
@@ -36,6 +36,20 @@ fn write_grid(at: u32, threads: u32, per_group: u32) {
     counters[at + 2u] = grid.z;
 }
 
+// The depth keys' range (the largest, the complement of the smallest) over the
+// copies the preprocess's workgroups took it into, written into the first, where the
+// depth sort reads it.
+fn fold_depth_key_ranges() -> vec2<u32> {
+    var range = vec2<u32>(0u);
+    for (var copy = 0u; copy < DEPTH_KEY_RANGE_COPIES; copy++) {
+        let at = COUNTER_DEPTH_KEY_MAX + copy * COUNTER_LINE_WORDS;
+        range = max(range, vec2<u32>(counters[at], counters[at + 1u]));
+    }
+    counters[COUNTER_DEPTH_KEY_MAX] = range.x;
+    counters[COUNTER_DEPTH_KEY_MAX + 1u] = range.y;
+    return range;
+}
+
 @compute @workgroup_size(VISIBLE_THREADS)
 fn visible_dispatch(@builtin(local_invocation_index) t: u32) {
     if t == 0u {
@@ -43,8 +57,8 @@ fn visible_dispatch(@builtin(local_invocation_index) t: u32) {
         counters[COUNTER_VISIBLE_KEPT] = kept;
         write_grid(COUNTER_VISIBLE_DISPATCH, kept, WORKGROUP_SIZE);
         write_grid(COUNTER_SCAN_DISPATCH, kept, SCAN_BLOCK);
+        let range = fold_depth_key_ranges();
 #ifdef PREPARES_SORT
-        let range = vec2<u32>(counters[COUNTER_DEPTH_KEY_MAX], counters[COUNTER_DEPTH_KEY_MAX + 1u]);
         prepare_state(kept, range);
 #endif
     }

@@ -324,12 +324,12 @@ mod tests {
                     usage,
                 })
             };
-            let start = ViewCounters {
+            let mut start = ViewCounters {
                 visible,
-                depth_key_max: most,
-                depth_key_min_complement: !least,
                 ..Default::default()
             };
+            start.depth_key_ranges[0].max = most;
+            start.depth_key_ranges[0].min_complement = !least;
             let counters = upload(
                 bytemuck::cast_slice(&[start]),
                 storage | BufferUsages::INDIRECT,

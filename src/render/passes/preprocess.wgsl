@@ -8,7 +8,8 @@
 
 #import bevy_splat::common::{
     ALPHA_MIN, LAYER_CELLS, SplatView, ProjectedSplat, pack_colour_opacity, splat_rows, bin_row_spans,
-    bins_in_row, WORKGROUP_SIZE, COUNTER_DEPTH_KEY_MAX, PAIRS_SPILLED, depth_value,
+    bins_in_row, WORKGROUP_SIZE, COUNTER_DEPTH_KEY_MAX, DEPTH_KEY_RANGE_COPIES,
+    COUNTER_LINE_WORDS, PAIRS_SPILLED, depth_value,
     spilled_pairs_word,
 }
 #import bevy_splat::preprocess::types::{CropVolume, CloudInstance, chunk, MAX_CROP_VOLUMES}
@@ -44,14 +45,20 @@ fn crop_contains(volume: CropVolume, position: vec3<f32>) -> bool {
 
 @group(0) @binding(0) var<uniform> view: SplatView;
 @group(0) @binding(4) var<storage, read_write> projected: array<ProjectedSplat>;
+// One copy of the range of the depth keys written (the largest, and the complement of
+// the smallest, so that a buffer cleared to zero starts both), alone in its cache line.
+struct DepthKeyRange {
+    max: atomic<u32>,
+    min_complement: atomic<u32>,
+    rest_of_line: array<u32, COUNTER_LINE_WORDS - 2u>,
+}
 // The view's counters (`indirect.wgsl`): the visible count, and the range of the depth
-// keys written (the largest, and the complement of the smallest, so that a buffer
-// cleared to zero starts both) that lets the depth sort take fewer passes.
+// keys that lets the depth sort take fewer passes, in copies that the workgroups take
+// in turn (`ViewCounters::depth_key_ranges` says why).
 struct PreprocessCounters {
     visible: atomic<u32>,
     others: array<u32, COUNTER_DEPTH_KEY_MAX - 1u>,
-    depth_key_max: atomic<u32>,
-    depth_key_min_complement: atomic<u32>,
+    depth_key_ranges: array<DepthKeyRange, DEPTH_KEY_RANGE_COPIES>,
 }
 @group(0) @binding(5) var<storage, read_write> counters: PreprocessCounters;
 @group(0) @binding(6) var<storage, read> instances: array<CloudInstance>;
@@ -163,6 +170,7 @@ var<workgroup> group_key_min_complement: atomic<u32>;
 fn preprocess(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(local_invocation_index) local: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
 ) {
     if local == 0u {
         atomicStore(&group_key_max, 0u);
@@ -183,8 +191,9 @@ fn preprocess(
         let most = atomicLoad(&group_key_max);
         let least_complement = atomicLoad(&group_key_min_complement);
         if least_complement != 0u {
-            atomicMax(&counters.depth_key_max, most);
-            atomicMax(&counters.depth_key_min_complement, least_complement);
+            let copy = &counters.depth_key_ranges[(group.x + group.y) % DEPTH_KEY_RANGE_COPIES];
+            atomicMax(&(*copy).max, most);
+            atomicMax(&(*copy).min_complement, least_complement);
         }
     }
 #ifdef LOD
