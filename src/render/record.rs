@@ -117,7 +117,6 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
     // Bands have buffers of their own, so each stage records every band in one pass.
     for (_, band) in bands() {
         encoder.clear_buffer(&band.work.counters, 0, None);
-        encoder.clear_buffer(&band.work.bin_ranges, 0, None);
         encoder.clear_buffer(&band.work.tile_work, 0, Some(WORK_COUNTS_BYTES));
     }
     if let Some((_, picks)) = picks {
@@ -185,7 +184,7 @@ pub(crate) fn record_raster<D: RecordDiagnostics>(
         for (band, buffers) in bands() {
             pipelines
                 .tile_range
-                .encode(pass, &band.tile_range, &buffers.work.counters);
+                .encode(pass, &band.tile_range, band.bins);
             pipelines
                 .tile_split
                 .encode(pass, &band.tile_split, band.bins);

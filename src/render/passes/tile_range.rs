@@ -1,11 +1,11 @@
-//! tile range: the start and end of each tile's run in the sorted pairs.
+//! tile range: the start and end of each bin's run in the sorted pairs.
 
+use bevy::math::UVec2;
 use bevy::render::render_resource::BindGroupLayoutDescriptor;
 use wgpu::{BindGroup, BindGroupLayout, Buffer, ComputePass, ComputePipeline, Device};
 
 use super::builder::{EntryShader, Kernel, PipelineBuilder};
-use super::common::{ShaderChecks, bind_group, storage};
-use super::indirect::PAIR_DISPATCH_OFFSET;
+use super::common::{ShaderChecks, WORKGROUP_SIZE, bind_group, storage, uniform};
 use super::library::wgsl_file;
 
 pub(crate) const SHADER: EntryShader = EntryShader {
@@ -22,7 +22,12 @@ impl TileRangePass {
     pub fn new(builder: &mut dyn PipelineBuilder) -> Option<Self> {
         let layout = BindGroupLayoutDescriptor::new(
             "splat tile range",
-            &[storage(0, true), storage(1, true), storage(2, false)],
+            &[
+                uniform(0, false),
+                storage(1, true),
+                storage(2, true),
+                storage(3, false),
+            ],
         );
         let pipeline = builder.kernel(&Kernel {
             label: "splat tile range",
@@ -37,10 +42,12 @@ impl TileRangePass {
         })
     }
 
-    /// `sorted_keys` are the sort's output; `ranges` must be cleared to zero each frame.
+    /// `sorted_keys` are the sort's output; every bin of the band gets its run in
+    /// `ranges`.
     pub fn bind_group(
         &self,
         device: &Device,
+        view_uniform: &Buffer,
         sorted_keys: &Buffer,
         counters: &Buffer,
         ranges: &Buffer,
@@ -50,6 +57,7 @@ impl TileRangePass {
             "splat tile range",
             &self.layout,
             &[
+                view_uniform.as_entire_binding(),
                 sorted_keys.as_entire_binding(),
                 counters.as_entire_binding(),
                 ranges.as_entire_binding(),
@@ -57,10 +65,10 @@ impl TileRangePass {
         )
     }
 
-    /// One thread per kept pair, sized on the GPU.
-    pub fn encode(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup, counters: &Buffer) {
+    /// One thread per bin of the band's `bins` grid.
+    pub fn encode(&self, pass: &mut ComputePass<'_>, bind_group: &BindGroup, bins: UVec2) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups_indirect(counters, PAIR_DISPATCH_OFFSET);
+        pass.dispatch_workgroups(bins.element_product().div_ceil(WORKGROUP_SIZE), 1, 1);
     }
 }

@@ -142,7 +142,8 @@ pub struct BandWork {
     pub capacities: Buffer,
     /// Each tile's run in its list (`tile_split`).
     pub ranges: Buffer,
-    /// Each bin's run of the sorted pairs, cleared every frame.
+    /// Each bin's run of the sorted pairs: the tile range writes every bin of the band
+    /// each frame.
     pub bin_ranges: Buffer,
     /// One word per block of the visible splats in depth order: its pair count, then
     /// its first pair slot (`pair_slots`).

@@ -149,6 +149,7 @@ pub fn band_frame(
     // knows which.
     let tile_range = pipelines.tile_range.bind_group(
         device,
+        &band.view_uniform,
         shared.buffer(Step::TileRange, shared.sorted_pair_keys()),
         &band.work.counters,
         &band.work.bin_ranges,
