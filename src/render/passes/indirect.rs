@@ -50,7 +50,7 @@ pub struct ViewCounters {
     /// The rest of the first line.
     pub _first_line_end: [u32; 2],
     /// The range of the depth keys the preprocess wrote, in copies of a cache line each:
-    /// a preprocess workgroup takes its range into copy `workgroup %
+    /// the workgroup with id (x, y) takes its range into copy `(x + y) %
     /// DEPTH_KEY_RANGE_COPIES`, and `visible_dispatch` folds them all into the first,
     /// which the depth sort reads. Every splat also takes its slot with an atomic on
     /// `visible`, and the range's atomics queue behind those wherever the two land in
