@@ -33,9 +33,9 @@ pub struct ViewLod {
     controller: LodController,
     /// The latest counts back from the GPU.
     latest: Option<LodFeedback>,
-    /// Whether this frame's preprocess counts (`LodFrame::counted`): a view that does
-    /// not neither clears its feedback nor copies it back.
-    counting: bool,
+    /// The cut planned for this frame; where it is not `counted`, the view neither
+    /// clears its feedback nor copies it back.
+    planned: Option<LodFrame>,
     _bytes: GpuBytes,
 }
 
@@ -58,7 +58,7 @@ impl ViewLod {
             ),
             controller: LodController::default(),
             latest: None,
-            counting: true,
+            planned: None,
         }
     }
 
@@ -89,7 +89,6 @@ impl ViewLod {
         } else {
             0.0
         };
-        self.counting = count;
         if !count {
             let none = LodFeedback::none();
             self.controller
@@ -109,12 +108,19 @@ impl ViewLod {
                 .update(&feedback, settings.budget, pixel_floor, half_octaves);
             self.latest = Some(feedback);
         }
-        LodFrame {
+        let frame = LodFrame {
             threshold: self.controller.threshold(total_leaves, settings.budget),
             half_octaves,
             floor: pixel_floor,
             counted: count,
-        }
+        };
+        self.planned = Some(frame);
+        frame
+    }
+
+    /// Whether this frame's preprocess counts into the feedback buffer.
+    fn counting(&self) -> bool {
+        self.planned.is_some_and(|frame| frame.counted)
     }
 
     /// A view's cut this frame, for a view (a camera, or a light's shadow view) whose
@@ -161,7 +167,7 @@ impl ViewLod {
     /// Called while encoding, before the preprocess: a zeroed feedback buffer, where
     /// the view counts.
     pub fn clear(&self, encoder: &mut CommandEncoder) {
-        if self.counting {
+        if self.counting() {
             encoder.clear_buffer(&self.feedback, 0, None);
         }
     }
@@ -169,7 +175,7 @@ impl ViewLod {
     /// Called while encoding, after the preprocess: the counts copied for reading back
     /// if the view counts and the staging buffer is free.
     pub fn copy_back(&self, encoder: &mut CommandEncoder) {
-        if !self.counting {
+        if !self.counting() {
             return;
         }
         self.staging.copy_if_free(encoder, |encoder, staging| {
