@@ -189,6 +189,28 @@ fn make_keys(kind: Keys, n: usize, key_bits: u32, rng: &mut Rng) -> Vec<u64> {
 }
 
 /// Writes `keys` and, as values, their indices into the sort's input buffers.
+/// `keys` as a sort of `key` keys stores them: 64 bits each, or their low 32 bits.
+fn keys_as_stored(key: SortKey, keys: &[u64]) -> Vec<u8> {
+    match key {
+        SortKey::U64 => bytemuck::cast_slice(keys).to_vec(),
+        SortKey::U32 => keys
+            .iter()
+            .flat_map(|&k| (k as u32).to_le_bytes())
+            .collect(),
+    }
+}
+
+/// Keys stored at `key`'s width, widened to 64 bits.
+fn keys_widened(key: SortKey, bytes: &[u8]) -> Vec<u64> {
+    match key {
+        SortKey::U64 => bytemuck::pod_collect_to_vec(bytes),
+        SortKey::U32 => bytemuck::pod_collect_to_vec::<u8, u32>(bytes)
+            .into_iter()
+            .map(u64::from)
+            .collect(),
+    }
+}
+
 fn fill<K: bytemuck::Pod>(gpu: &Gpu, buffers: &SortBuffers, keys: &[K]) {
     if keys.is_empty() {
         return;
@@ -588,13 +610,7 @@ fn benchmark_sort(
             .write_buffer(&counter, (COUNT_WORD * 4) as u64, bytemuck::bytes_of(&n));
         let keys: Vec<u64> = (0..n).map(|_| make(&mut rng)).collect();
         let fallbacks_before = fallbacks();
-        let pristine_keys = match key {
-            SortKey::U64 => gpu.upload(&keys, wgpu::BufferUsages::COPY_SRC),
-            SortKey::U32 => {
-                let narrow: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
-                gpu.upload(&narrow, wgpu::BufferUsages::COPY_SRC)
-            }
-        };
+        let pristine_keys = gpu.upload(&keys_as_stored(key, &keys), wgpu::BufferUsages::COPY_SRC);
         let passes = key_bits.div_ceil(8) as usize;
         let stamps = 1 + 3 * passes as u32;
         // The GPU drops its clocks while the CPU prepares data (seen on the H200: 345
@@ -667,13 +683,10 @@ fn benchmark_sort(
         } else {
             (1u64 << key_bits) - 1
         };
-        let got_keys: Vec<u64> = match key {
-            SortKey::U64 => gpu.read(&buffers.keys[result], n as usize),
-            SortKey::U32 => {
-                let narrow: Vec<u32> = gpu.read(&buffers.keys[result], n as usize);
-                narrow.into_iter().map(u64::from).collect()
-            }
-        };
+        let got_keys = keys_widened(
+            key,
+            &gpu.read(&buffers.keys[result], (u64::from(n) * key.bytes()) as usize),
+        );
         let got_values: Vec<u32> = gpu.read(&buffers.values[result], n as usize);
         let mut seen = vec![false; n as usize];
         for i in 0..n as usize {
@@ -1146,14 +1159,7 @@ impl StressRig {
         let mut read_at = Vec::new();
         let mut read_bytes = 0u64;
         for case in cases {
-            match case.sort.key() {
-                SortKey::U64 => upload.extend_from_slice(bytemuck::cast_slice(&case.keys)),
-                SortKey::U32 => {
-                    for &key in &case.keys {
-                        upload.extend_from_slice(&(key as u32).to_le_bytes());
-                    }
-                }
-            }
+            upload.extend_from_slice(&keys_as_stored(case.sort.key(), &case.keys));
             upload.extend_from_slice(bytemuck::cast_slice(&case.values));
             upload.extend_from_slice(&case.n.to_le_bytes());
             read_at.push(read_bytes);
@@ -1222,13 +1228,7 @@ impl StressRig {
             let n = case.n as usize;
             let at = at as usize;
             let key_bytes = n * case.sort.key().bytes() as usize;
-            let keys: Vec<u64> = match case.sort.key() {
-                SortKey::U64 => bytemuck::pod_collect_to_vec(&bytes[at..at + key_bytes]),
-                SortKey::U32 => {
-                    let words: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes[at..at + key_bytes]);
-                    words.into_iter().map(u64::from).collect()
-                }
-            };
+            let keys = keys_widened(case.sort.key(), &bytes[at..at + key_bytes]);
             let values: Vec<u32> =
                 bytemuck::pod_collect_to_vec(&bytes[at + key_bytes..at + key_bytes + n * 4]);
             if let Err(error) = case.check(&keys, &values) {
@@ -1343,25 +1343,20 @@ fn one_sweep_fallback_counts_exactly() {
                 let counter = counters(&gpu, n);
                 let buffers = counted_buffers(&gpu, &sort, n, &counter);
                 assert_eq!(buffers.algorithm(), SortAlgorithm::OneSweep);
-                match sort_kind.key() {
-                    SortKey::U64 => fill(&gpu, &buffers, &case.keys),
-                    SortKey::U32 => {
-                        let keys: Vec<u32> = case.keys.iter().map(|&k| k as u32).collect();
-                        fill(&gpu, &buffers, &keys);
-                    }
-                }
+                gpu.queue.write_buffer(
+                    &buffers.keys[0],
+                    0,
+                    &keys_as_stored(sort_kind.key(), &case.keys),
+                );
                 gpu.queue
                     .write_buffer(&buffers.values[0], 0, bytemuck::cast_slice(&case.values));
                 let mut out = usize::MAX;
                 gpu.run(|pass| out = sort.encode(pass, &buffers, case.key_bits));
-                let keys: Vec<u64> = match sort_kind.key() {
-                    SortKey::U64 => gpu.read(&buffers.keys[out], n as usize),
-                    SortKey::U32 => gpu
-                        .read::<u32>(&buffers.keys[out], n as usize)
-                        .into_iter()
-                        .map(u64::from)
-                        .collect(),
-                };
+                let key = sort_kind.key();
+                let keys = keys_widened(
+                    key,
+                    &gpu.read(&buffers.keys[out], (u64::from(n) * key.bytes()) as usize),
+                );
                 let values: Vec<u32> = gpu.read(&buffers.values[out], n as usize);
                 let what = format!("{look_back:?}: {}", case.describe());
                 if let Err(error) = case.check(&keys, &values) {
