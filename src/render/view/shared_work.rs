@@ -3,8 +3,8 @@
 //! A view needs its layer and band work only while it records: every view is recorded
 //! whole, one after another (a camera's run draws its splats and composites them, a
 //! shadow view's run draws them and writes the map), and its passes clear or overwrite
-//! whatever they read of the work before reading it (the counters, bin ranges and work
-//! counts are cleared, every other array is written before it is read, and the
+//! whatever they read of the work before reading it (the counters and work counts are
+//! cleared, every other array is written before it is read, and the
 //! composite and the depth write read only the tiles the view's own tile render has
 //! just written). So the views whose bands have the same shape (viewport size, rows,
 //! outputs) share one layer and one set of band work, as large as the largest of them
