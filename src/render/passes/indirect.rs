@@ -77,7 +77,7 @@ pub struct DepthKeyRange {
     /// cleared to zero starts both).
     pub max: u32,
     pub min_complement: u32,
-    pub _rest_of_line: [u32; 30],
+    pub _rest_of_line: [u32; COUNTER_LINE_BYTES as usize / 4 - 2],
 }
 
 /// Byte offsets of the counters buffer's fields.
